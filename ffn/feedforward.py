@@ -1,0 +1,374 @@
+"""The transformer feed-forward block ``y = act(x @ W1 + b1) @ W2 + b2``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ffn._validate import (
+    FloatArray,
+    as_float_array,
+    check_bias,
+    check_bool,
+    check_float_dtype,
+    check_input,
+    check_matrix,
+    check_positive_int,
+    describe,
+    shared_dtype,
+)
+from ffn.activations import BLOCK_ELEMENTS, get_activation
+
+__all__ = ["FeedForward", "FeedForwardTrace"]
+
+
+@dataclass(frozen=True, eq=False)
+class FeedForwardTrace:
+    """The intermediate arrays of one forward pass, for printing step by step.
+
+    ``x``, ``h_pre`` and ``h`` are read-only views (the block keeps them for
+    :meth:`FeedForward.backward`); ``y`` is a fresh array.
+    """
+
+    x: FloatArray
+    """The input as computed with: ``(..., d_model)``, cast to the block's dtype."""
+    h_pre: FloatArray
+    """Pre-activation ``x @ W1 + b1``: ``(..., d_ff)``."""
+    h: FloatArray
+    """Hidden activation ``act(h_pre)``: ``(..., d_ff)``."""
+    y: FloatArray
+    """Output ``h @ W2 + b2``: ``(..., d_model)``."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Cache:
+    """What backward needs from the last forward pass (all 2-D)."""
+
+    x2: FloatArray  # (N, d_model)
+    h_pre: FloatArray  # (N, d_ff)
+    h: FloatArray  # (N, d_ff)
+    lead: tuple[int, ...]  # the leading dimensions of x
+
+
+def _readonly(array: FloatArray) -> FloatArray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class FeedForward:
+    """The position-wise feed-forward block of a transformer.
+
+    ``y = act(x @ W1 + b1) @ W2 + b2``, applied to every row (token) of ``x``
+    independently. Row-vector convention: ``W1`` has shape ``(d_model, d_ff)``
+    and ``W2`` has shape ``(d_ff, d_model)`` (the transposes of PyTorch's
+    ``nn.Linear.weight``).
+
+    Dtypes: the four weights must share one dtype, float32 or float64 (bool,
+    integer, float16 and list data is converted to float64 first; mixing
+    float32 and float64 is a TypeError, not a silent cast). That dtype is the
+    block's :attr:`dtype`: inputs are cast to it, and outputs and gradients
+    have it. float32 and float64 weights are stored without copying and are
+    never written to.
+
+    Args:
+        W1: first weight matrix, shape ``(d_model, d_ff)``.
+        b1: first bias, shape ``(d_ff,)``, or ``None`` for no bias.
+        W2: second weight matrix, shape ``(d_ff, d_model)``.
+        b2: second bias, shape ``(d_model,)``, or ``None`` for no bias.
+        activation: one of ``"relu"``, ``"gelu"`` (exact), ``"gelu_tanh"``,
+            ``"silu"`` (see :data:`ffn.ACTIVATIONS`).
+
+    Raises:
+        TypeError: if a weight is not real numeric data, the weights' dtypes
+            differ, or ``activation`` is not a str.
+        ValueError: if the shapes do not fit together (the message shows both
+            shapes) or ``activation`` is unknown.
+    """
+
+    def __init__(
+        self,
+        W1: object,
+        b1: object,
+        W2: object,
+        b2: object,
+        activation: str = "gelu",
+    ) -> None:
+        self._activation = get_activation(activation)
+        W1_arr = as_float_array(W1, "W1")
+        b1_arr = None if b1 is None else as_float_array(b1, "b1")
+        W2_arr = as_float_array(W2, "W2")
+        b2_arr = None if b2 is None else as_float_array(b2, "b2")
+
+        check_matrix(W1_arr, "W1", "(d_model, d_ff)")
+        d_model, d_ff = W1_arr.shape
+        check_matrix(W2_arr, "W2", "(d_ff, d_model)")
+        if W2_arr.shape != (d_ff, d_model):
+            raise ValueError(
+                f"W2 has shape {W2_arr.shape} but W1 has shape {W1_arr.shape}: "
+                f"W2 must be (d_ff, d_model) = ({d_ff}, {d_model})"
+            )
+        check_bias(b1_arr, "b1", d_ff, "d_ff")
+        check_bias(b2_arr, "b2", d_model, "d_model")
+        self._dtype = shared_dtype(
+            {"W1": W1_arr, "b1": b1_arr, "W2": W2_arr, "b2": b2_arr}
+        )
+
+        self._W1, self._b1, self._W2, self._b2 = W1_arr, b1_arr, W2_arr, b2_arr
+        self._cache: _Cache | None = None
+        self._grads: dict[str, FloatArray | None] = {}
+
+    @classmethod
+    def random(
+        cls,
+        d_model: int,
+        d_ff: int,
+        activation: str = "gelu",
+        seed: int | np.integer[Any] | None = 0,
+        dtype: DTypeLike = np.float64,
+        bias: bool = True,
+    ) -> FeedForward:
+        """A block with random weights, deterministic for a given seed.
+
+        Weights are drawn from a normal distribution with mean 0 and standard
+        deviation ``1 / sqrt(fan_in)``: ``1 / sqrt(d_model)`` for ``W1`` and
+        ``1 / sqrt(d_ff)`` for ``W2``, so activations keep roughly unit scale.
+        Biases are zero. The numbers are drawn in float64 from
+        ``np.random.default_rng(seed)`` and then rounded to ``dtype``, so a
+        float32 block is the float64 block with the same seed, rounded.
+
+        Args:
+            d_model: model (residual stream) width, a positive int.
+            d_ff: hidden width, a positive int (often ``4 * d_model``).
+            activation: one of :data:`ffn.ACTIVATIONS`.
+            seed: seed for ``np.random.default_rng``; ``None`` draws fresh entropy.
+            dtype: ``np.float32`` or ``np.float64``.
+            bias: ``False`` for a block without biases (``b1 = b2 = None``).
+
+        Raises:
+            TypeError: if ``d_model``/``d_ff`` are not ints, ``seed`` is not an
+                int or None, ``dtype`` is not float32/float64, or ``bias`` is not a bool.
+            ValueError: if ``d_model``/``d_ff`` are not positive, ``seed`` is
+                negative, or ``activation`` is unknown.
+        """
+        d_model = check_positive_int(d_model, "d_model")
+        d_ff = check_positive_int(d_ff, "d_ff")
+        resolved = check_float_dtype(dtype)
+        with_bias = check_bool(bias, "bias")
+        if seed is not None:
+            is_int = isinstance(seed, (int, np.integer))
+            if isinstance(seed, (bool, np.bool_)) or not is_int:
+                raise TypeError(f"seed must be an int or None, got {describe(seed)}")
+            if seed < 0:
+                raise ValueError(f"seed must be non-negative, got {seed}")
+        get_activation(activation)  # fail on a bad name before drawing anything
+
+        rng = np.random.default_rng(seed)
+        # std 1 / sqrt(fan_in): the fan-in of W1 is d_model, that of W2 is d_ff.
+        W1 = rng.standard_normal((d_model, d_ff)) / math.sqrt(d_model)
+        W2 = rng.standard_normal((d_ff, d_model)) / math.sqrt(d_ff)
+        b1 = np.zeros(d_ff, dtype=resolved) if with_bias else None  # (d_ff,)
+        b2 = np.zeros(d_model, dtype=resolved) if with_bias else None  # (d_model,)
+        W1, W2 = W1.astype(resolved), W2.astype(resolved)
+        return cls(W1, b1, W2, b2, activation=activation)
+
+    # ------------------------------------------------------------ attributes
+
+    @property
+    def W1(self) -> FloatArray:
+        """First weight matrix, shape ``(d_model, d_ff)``."""
+        return self._W1
+
+    @property
+    def b1(self) -> FloatArray | None:
+        """First bias, shape ``(d_ff,)``, or ``None``."""
+        return self._b1
+
+    @property
+    def W2(self) -> FloatArray:
+        """Second weight matrix, shape ``(d_ff, d_model)``."""
+        return self._W2
+
+    @property
+    def b2(self) -> FloatArray | None:
+        """Second bias, shape ``(d_model,)``, or ``None``."""
+        return self._b2
+
+    @property
+    def activation(self) -> str:
+        """The activation's name, one of :data:`ffn.ACTIVATIONS`."""
+        return self._activation.name
+
+    @property
+    def d_model(self) -> int:
+        """Width of the input and output rows."""
+        return int(self._W1.shape[0])
+
+    @property
+    def d_ff(self) -> int:
+        """Width of the hidden layer."""
+        return int(self._W1.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype[np.floating[Any]]:
+        """The weights' dtype: inputs are cast to it; outputs and gradients have it."""
+        return self._dtype
+
+    @property
+    def grads(self) -> dict[str, FloatArray | None]:
+        """Gradients from the last :meth:`backward`: keys ``"W1"``, ``"b1"``, ``"W2"``, ``"b2"``.
+
+        Each has its weight's shape and the block's dtype; ``"b1"``/``"b2"``
+        are ``None`` when the block has no such bias. Empty before the first
+        backward. Each backward replaces them (no accumulation).
+        """
+        return self._grads
+
+    # ------------------------------------------------------------ forward
+
+    def forward(self, x: object) -> FloatArray:
+        """Apply the block: ``act(x @ W1 + b1) @ W2 + b2``. Same as ``block(x)``.
+
+        Keeps what :meth:`backward` needs (the input, ``h_pre`` and ``h``).
+        The input is kept by reference, not copied: do not modify it before
+        calling backward.
+
+        Args:
+            x: real array-like of shape ``(..., d_model)``: a single vector,
+                a batch ``(n, d_model)``, ``(batch, seq, d_model)``, ...; empty
+                leading dimensions are fine. It is cast to :attr:`dtype` and
+                never written to.
+
+        Returns:
+            A new array of shape ``(..., d_model)`` and dtype :attr:`dtype`.
+            NaN and inf propagate as in numpy (no exception).
+
+        Raises:
+            TypeError: if ``x`` is not real numeric data.
+            ValueError: if ``x`` is 0-d or its last dimension is not ``d_model``.
+        """
+        return self._forward(x)[1]
+
+    def __call__(self, x: object) -> FloatArray:
+        """Same as :meth:`forward`."""
+        return self._forward(x)[1]
+
+    def forward_trace(self, x: object) -> FeedForwardTrace:
+        """Like :meth:`forward`, but return every intermediate array.
+
+        Args:
+            x: as for :meth:`forward`.
+
+        Returns:
+            A :class:`FeedForwardTrace` with ``x`` and ``y`` of shape
+            ``(..., d_model)`` and ``h_pre`` and ``h`` of shape ``(..., d_ff)``.
+
+        Raises:
+            TypeError, ValueError: as for :meth:`forward`.
+        """
+        cache, y = self._forward(x)
+        lead = cache.lead
+        return FeedForwardTrace(
+            x=_readonly(cache.x2.reshape(*lead, self.d_model)),  # (..., d_model)
+            h_pre=_readonly(cache.h_pre.reshape(*lead, self.d_ff)),  # (..., d_ff)
+            h=_readonly(cache.h.reshape(*lead, self.d_ff)),  # (..., d_ff)
+            y=y,  # (..., d_model)
+        )
+
+
+    def _forward(self, x: object) -> tuple[_Cache, FloatArray]:
+        # A forward that fails must not leave an older pass for backward to use.
+        self._cache = None
+        x_arr = check_input(x, self._dtype, self.d_model, "d_model")
+        lead = x_arr.shape[:-1]
+        n_rows = math.prod(lead)
+        x2 = x_arr.reshape(n_rows, self.d_model)  # (N, d_model), a view when possible
+
+        h_pre = x2 @ self._W1  # (N, d_ff)
+        h = np.empty_like(h_pre)  # (N, d_ff): the only other (N, d_ff) array
+        # Bias and activation run block by block, so each block of h_pre is
+        # still in cache when the activation reads it.
+        rows = max(1, BLOCK_ELEMENTS // self.d_ff)
+        kernel = self._activation.forward
+        for start in range(0, n_rows, rows):
+            block = slice(start, start + rows)
+            if self._b1 is not None:
+                h_pre[block] += self._b1  # (rows, d_ff)
+            kernel(h_pre[block], h[block])  # (rows, d_ff)
+
+        y = h @ self._W2  # (N, d_model)
+        if self._b2 is not None:
+            y += self._b2
+        self._cache = _Cache(x2=x2, h_pre=h_pre, h=h, lead=lead)
+        return self._cache, y.reshape(*lead, self.d_model)  # (..., d_model)
+
+    # ------------------------------------------------------------ backward
+
+    def backward(self, dy: object) -> FloatArray:
+        """Backpropagate ``dy = dL/dy`` through the last forward pass.
+
+        Sets :attr:`grads` to ``dL/dW1``, ``dL/db1``, ``dL/dW2``, ``dL/db2``
+        and returns ``dL/dx``. Can be called again with another ``dy``: the
+        forward pass is kept until the next forward.
+
+        Args:
+            dy: real array-like with the shape of the last output,
+                ``(..., d_model)``; cast to :attr:`dtype`, never written to.
+
+        Returns:
+            ``dL/dx``: a new array with the shape of the last input and dtype
+            :attr:`dtype`.
+
+        Raises:
+            RuntimeError: if no forward pass has run yet, or ``dy`` does not
+                have the output's shape (the message shows both).
+            TypeError: if ``dy`` is not real numeric data.
+        """
+        cache = self._cache
+        if cache is None:
+            raise RuntimeError(
+                "backward() called before a forward pass: call block(x) first"
+            )
+        dy_arr = as_float_array(dy, "dy")
+        out_shape = (*cache.lead, self.d_model)
+        if dy_arr.shape != out_shape:
+            raise RuntimeError(
+                f"dy has shape {dy_arr.shape} but the last forward output has shape {out_shape}"
+            )
+        n_rows = cache.x2.shape[0]
+        dy2 = dy_arr.astype(self._dtype, copy=False)
+        dy2 = dy2.reshape(n_rows, self.d_model)  # (N, d_model)
+
+        dW2 = cache.h.T @ dy2  # (d_ff, d_model)
+        db2 = dy2.sum(axis=0) if self._b2 is not None else None  # (d_model,)
+        dh_pre = dy2 @ self._W2.T  # (N, d_ff): dL/dh, times act'(h_pre) below
+        # act'(h_pre) is only ever needed one block at a time: one small buffer.
+        rows = max(1, BLOCK_ELEMENTS // self.d_ff)
+        rows_used = min(rows, n_rows)
+        scratch = np.empty((rows_used, self.d_ff), dtype=self._dtype)  # (rows, d_ff)
+        grad_kernel = self._activation.grad
+        for start in range(0, n_rows, rows):
+            stop = min(start + rows, n_rows)
+            slope = scratch[: stop - start]  # (rows, d_ff)
+            grad_kernel(cache.h_pre[start:stop], slope)
+            dh_pre[start:stop] *= slope
+        dW1 = cache.x2.T @ dh_pre  # (d_model, d_ff)
+        db1 = dh_pre.sum(axis=0) if self._b1 is not None else None  # (d_ff,)
+        dx = dh_pre @ self._W1.T  # (N, d_model)
+
+        self._grads = {"W1": dW1, "b1": db1, "W2": dW2, "b2": db2}
+        return dx.reshape(*cache.lead, self.d_model)  # (..., d_model)
+
+    def __repr__(self) -> str:
+        has_b1, has_b2 = self._b1 is not None, self._b2 is not None
+        bias: object = has_b1  # True or False when both agree
+        if has_b1 != has_b2:
+            bias = "b1 only" if has_b1 else "b2 only"
+        return (
+            f"FeedForward(d_model={self.d_model}, d_ff={self.d_ff}, "
+            f"activation={self.activation!r}, bias={bias!r}, dtype={self._dtype})"
+        )

@@ -1,0 +1,53 @@
+"""Compare numbers a tutorial printed with the numbers `ffn` computes, and lay them out as tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+class Discrepancy(NamedTuple):
+    """One printed value that is not a rounding of the computed value."""
+
+    where: tuple[int, ...]  # index of the entry in the array
+    published: float
+    computed: float
+
+
+def discrepancies(published: ArrayLike, computed: ArrayLike, decimals: int = 3) -> list[Discrepancy]:
+    """Entries where `published`, printed to `decimals` places, cannot be a rounding of `computed`.
+
+    A printed value is correct when it is within half a unit of its last place of the
+    computed value (so both roundings of an exact tie count as correct).
+
+    Args:
+        published: the printed values, any shape.
+        computed: the values computed here, same shape as `published`.
+        decimals: how many decimal places the publication printed.
+
+    Returns:
+        One `Discrepancy` per wrong entry, in row-major order (empty when all agree).
+    """
+    p = np.asarray(published, dtype=np.float64)
+    c = np.asarray(computed, dtype=np.float64)
+    if p.shape != c.shape:
+        raise ValueError(f"published has shape {p.shape} but computed has shape {c.shape}")
+    if not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
+    half_ulp = 0.5 * 10.0**-decimals
+    # 1e-9 absorbs the binary representation error of values like 0.0005.
+    wrong = np.abs(p - c) > half_ulp + 1e-9
+    return [Discrepancy(tuple(int(i) for i in idx), float(p[idx]), float(c[idx]))
+            for idx in zip(*np.nonzero(wrong))]
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub-style Markdown table; cells are written with `str()`."""
+    if any(len(r) != len(headers) for r in rows):
+        raise ValueError(f"every row needs {len(headers)} cells")
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,340 @@
+"""Activations and their derivatives against independent references.
+
+The references are scalar formulas written with the `math` module, evaluated
+one element at a time; derivatives are checked against central finite
+differences of those references (not of the code under test).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import scipy.special
+
+import ffn
+
+# ---------------------------------------------------------------- references
+
+
+def ref_relu(x: float) -> float:
+    return x if x > 0 else 0.0
+
+
+def ref_gelu_erf(x: float) -> float:
+    """The textbook exact GELU, 0.5 x (1 + erf(x / sqrt 2))."""
+    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def ref_gelu_erfc(x: float) -> float:
+    """Exact GELU via erfc: the same function, without cancellation for x < 0."""
+    return 0.5 * x * math.erfc(-x / math.sqrt(2.0))
+
+
+def ref_gelu_tanh(x: float) -> float:
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
+    return 0.5 * x * (1.0 + math.tanh(inner))
+
+
+def ref_silu(x: float) -> float:
+    # Two branches so that math.exp never overflows.
+    if x >= 0:
+        return x / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return x * e / (1.0 + e)
+
+
+# name -> (function under test, its derivative, scalar reference of the function)
+CASES: dict[
+    str,
+    tuple[
+        Callable[..., np.ndarray], Callable[..., np.ndarray], Callable[[float], float]
+    ],
+] = {
+    "relu": (ffn.relu, ffn.relu_grad, ref_relu),
+    "gelu": (ffn.gelu, ffn.gelu_grad, ref_gelu_erfc),
+    "gelu_tanh": (
+        lambda x: ffn.gelu(x, approximate="tanh"),
+        lambda x: ffn.gelu_grad(x, approximate="tanh"),
+        ref_gelu_tanh,
+    ),
+    "silu": (ffn.silu, ffn.silu_grad, ref_silu),
+}
+SMOOTH = ["gelu", "gelu_tanh", "silu"]
+
+# Tolerances against the float64 references on moderate inputs (|x| <= ~6).
+# gelu (erfc form) agrees to a few ulp. The tanh GELU is evaluated literally,
+# and for x < 0 both it and its reference cancel in 1 + tanh(z): absolute
+# error about |x| * 1e-16, hence the atol.
+TOL = {
+    "relu": {"rtol": 1e-15, "atol": 0.0},
+    "gelu": {"rtol": 2e-15, "atol": 0.0},
+    "gelu_tanh": {"rtol": 2e-15, "atol": 2e-15},
+    "silu": {"rtol": 1e-15, "atol": 0.0},
+}
+
+
+def elementwise(ref: Callable[[float], float], x: np.ndarray) -> np.ndarray:
+    return np.array([ref(float(v)) for v in x.ravel()]).reshape(x.shape)
+
+
+def central_difference(
+    ref: Callable[[float], float], x: np.ndarray, h: float = 1e-6
+) -> np.ndarray:
+    return np.array([(ref(v + h) - ref(v - h)) / (2 * h) for v in x.tolist()])
+
+
+def test_activations_tuple_lists_every_block_activation() -> None:
+    assert ffn.ACTIVATIONS == ("relu", "gelu", "gelu_tanh", "silu")
+
+
+# ---------------------------------------------------------------- values
+
+
+def test_exact_gelu_matches_math_erf_to_1e15() -> None:
+    # Down to x = -1 the textbook 1 + erf(...) loses nothing, so both must agree to ~4 ulp.
+    x = np.linspace(-1.0, 10.0, 4401)
+    np.testing.assert_allclose(
+        ffn.gelu(x), elementwise(ref_gelu_erf, x), rtol=1e-15, atol=0
+    )
+
+
+def test_exact_gelu_negative_tail_matches_math_erfc() -> None:
+    # For x < -1, 1 + erf(x / sqrt 2) cancels, so compare with the erfc form instead.
+    # Both libraries' erfc lose about x**2 ulp there (they evaluate exp(-x**2)),
+    # hence rtol 4e-14 (~180 ulp), still far below any formula mistake.
+    x = np.linspace(-12.0, -1.0, 2201)
+    np.testing.assert_allclose(
+        ffn.gelu(x), elementwise(ref_gelu_erfc, x), rtol=4e-14, atol=0
+    )
+
+
+def test_tanh_gelu_matches_formula() -> None:
+    x = np.linspace(-10.0, 10.0, 4001)
+    # atol covers the reference's own cancellation in 1 + tanh(z) for x < 0 (|error| <= ~x * 1e-16).
+    np.testing.assert_allclose(
+        ffn.gelu(x, approximate="tanh"),
+        elementwise(ref_gelu_tanh, x),
+        **TOL["gelu_tanh"],
+    )
+
+
+def test_gelu_forms_differ_by_the_known_amount() -> None:
+    # A gelu that ignored `approximate` would return the same array twice.
+    x = np.linspace(-5.0, 5.0, 100_001)
+    diff = np.abs(ffn.gelu(x) - ffn.gelu(x, approximate="tanh"))
+    assert 4.6e-4 < diff.max() < 4.8e-4
+    diff_grad = np.abs(ffn.gelu_grad(x) - ffn.gelu_grad(x, approximate="tanh"))
+    assert diff_grad.max() > 1e-4
+
+
+def test_gelu_default_is_exact() -> None:
+    x = np.linspace(-3, 3, 61)
+    np.testing.assert_array_equal(ffn.gelu(x), ffn.gelu(x, approximate="none"))
+    np.testing.assert_array_equal(
+        ffn.gelu_grad(x), ffn.gelu_grad(x, approximate="none")
+    )
+
+
+@pytest.mark.parametrize("name", ["relu", "silu"])
+def test_relu_and_silu_match_math(name: str) -> None:
+    f, _, ref = CASES[name]
+    x = np.linspace(-50.0, 50.0, 2001)
+    np.testing.assert_allclose(f(x), elementwise(ref, x), rtol=1e-15, atol=0)
+
+
+def test_known_values() -> None:
+    # Values quoted in the docs, from the definitions by hand.
+    assert ffn.relu(np.array([-2.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 3.0]
+    assert ffn.gelu(np.array([0.0]))[0] == 0.0
+    assert ffn.gelu(np.array([1.0]))[0] == pytest.approx(0.8413447460685429, rel=1e-15)
+    assert ffn.silu(np.array([0.0]))[0] == 0.0
+    assert ffn.silu(np.array([1.0]))[0] == pytest.approx(
+        1 / (1 + math.exp(-1)), rel=1e-15
+    )
+
+
+# ---------------------------------------------------------------- derivatives
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_derivative_matches_central_differences(name: str) -> None:
+    _, grad, ref = CASES[name]
+    x = np.linspace(-6.0, 6.0, 481)
+    if name == "relu":
+        x = x[np.abs(x) > 1e-3]  # away from the kink
+    np.testing.assert_allclose(
+        grad(x), central_difference(ref, x), rtol=1e-7, atol=1e-9
+    )
+
+
+def test_relu_grad_is_zero_at_the_kink() -> None:
+    assert ffn.relu_grad(np.array([0.0, -0.0])).tolist() == [0.0, 0.0]
+    assert ffn.relu_grad(np.array([-1e-300, 1e-300])).tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("name", "at_zero"), [("gelu", 0.5), ("gelu_tanh", 0.5), ("silu", 0.5)]
+)
+def test_smooth_derivatives_at_zero(name: str, at_zero: float) -> None:
+    _, grad, _ = CASES[name]
+    assert grad(np.array([0.0]))[0] == at_zero
+
+
+# ---------------------------------------------------------------- dtypes and shapes
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("use_grad", [False, True], ids=["value", "grad"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_dtype_is_preserved(name: str, use_grad: bool, dtype: type) -> None:
+    fn = CASES[name][1 if use_grad else 0]
+    out = fn(np.linspace(-3, 3, 7, dtype=dtype))
+    assert out.dtype == dtype
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+def test_float32_is_accurate_to_float32_precision(name: str) -> None:
+    f, grad, ref = CASES[name]
+    x32 = np.linspace(-8, 8, 1601, dtype=np.float32)
+    x64 = x32.astype(np.float64)
+    # The literal tanh formula cancels in 1 + tanh(z) for x < -3: in float32
+    # its absolute error there is about |x| * 3e-8, and ~20x that in the
+    # derivative (PyTorch's float32 tanh GELU does the same).
+    tanh_form = name == "gelu_tanh"
+    np.testing.assert_allclose(
+        f(x32), elementwise(ref, x64), rtol=2e-6, atol=4e-7 if tanh_form else 1e-7
+    )
+    np.testing.assert_allclose(
+        grad(x32),
+        central_difference(ref, x64),
+        rtol=2e-6,
+        atol=2e-6 if tanh_form else 2e-7,
+    )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize(
+    "x",
+    [
+        [-2, 0, 3],
+        np.array([-2, 0, 3], dtype=np.int8),
+        np.array([True, False]),
+        np.float16(1.5),
+    ],
+    ids=["list-of-int", "int8", "bool", "float16"],
+)
+def test_non_float_input_is_promoted_to_float64(name: str, x: object) -> None:
+    f, grad, ref = CASES[name]
+    expected = elementwise(ref, np.asarray(x, dtype=np.float64))
+    out = f(x)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, expected, **TOL[name])
+    assert grad(x).dtype == np.float64
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (2, 3, 4), (5, 1)])
+def test_any_shape_including_scalars_and_empty(
+    name: str, shape: tuple[int, ...]
+) -> None:
+    f, grad, ref = CASES[name]
+    x = np.linspace(-2, 2, math.prod(shape)).reshape(shape)
+    out = f(x)
+    assert out.shape == shape and isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, elementwise(ref, x), **TOL[name])
+    assert grad(x).shape == shape
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_large_arrays_spanning_many_blocks(name: str) -> None:
+    # Larger than several internal blocks (and not a multiple of one), checked
+    # against a vectorised formula written here with scipy.
+    x = np.random.default_rng(0).normal(scale=3.0, size=(3, 100_003))
+    expected = {
+        "relu": np.where(x > 0, x, 0.0),
+        "gelu": 0.5 * x * scipy.special.erfc(-x / np.sqrt(2.0)),
+        "gelu_tanh": 0.5
+        * x
+        * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+        "silu": x * scipy.special.expit(x),
+    }[name]
+    np.testing.assert_allclose(CASES[name][0](x), expected, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("use_grad", [False, True], ids=["value", "grad"])
+def test_input_is_never_written_and_may_be_read_only(name: str, use_grad: bool) -> None:
+    fn = CASES[name][1 if use_grad else 0]
+    x = np.linspace(-3, 3, 13)
+    original = x.copy()
+    x.flags.writeable = False
+    out = fn(x)
+    np.testing.assert_array_equal(x, original)
+    assert out is not x and not np.shares_memory(out, x)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_non_contiguous_input(name: str) -> None:
+    f, _, ref = CASES[name]
+    x = np.linspace(-3, 3, 24).reshape(4, 6)[:, ::2].T  # strided and transposed
+    np.testing.assert_allclose(f(x), elementwise(ref, x), **TOL[name])
+
+
+# ---------------------------------------------------------------- NaN, inf, stability
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("use_grad", [False, True], ids=["value", "grad"])
+def test_nan_propagates_silently(name: str, use_grad: bool) -> None:
+    fn = CASES[name][1 if use_grad else 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = fn(np.array([np.nan, 1.0]))
+    assert np.isnan(out[0]) and np.isfinite(out[1])
+
+
+def test_infinities_follow_the_limits_where_defined() -> None:
+    inf = np.array([np.inf, -np.inf])
+    assert ffn.relu(inf).tolist() == [np.inf, 0.0]
+    assert ffn.relu_grad(inf).tolist() == [1.0, 0.0]
+    assert ffn.gelu(np.array([np.inf]))[0] == np.inf
+    assert ffn.gelu(np.array([np.inf]), approximate="tanh")[0] == np.inf
+    assert ffn.silu(np.array([np.inf]))[0] == np.inf
+    assert ffn.gelu_grad(inf).tolist() == [1.0, 0.0]
+    assert ffn.gelu_grad(inf, approximate="tanh").tolist() == [1.0, 0.0]
+
+
+EXTREMES = [-1e4, -1e3, -100.0, -40.0, -20.0, -10.0, 10.0, 20.0, 40.0, 100.0, 1e3, 1e4]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("use_grad", [False, True], ids=["value", "grad"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_finite_and_silent_for_large_inputs(
+    name: str, use_grad: bool, dtype: type
+) -> None:
+    # Underflow to 0 is expected in the tails and is ignored, as in numpy's
+    # default error state; overflow, division by zero and invalid operations
+    # must not happen at all.
+    fn = CASES[name][1 if use_grad else 0]
+    x = np.concatenate([np.array(EXTREMES), np.linspace(-50, 50, 1001)]).astype(dtype)
+    with (
+        warnings.catch_warnings(),
+        np.errstate(over="raise", divide="raise", invalid="raise"),
+    ):
+        warnings.simplefilter("error")
+        out = fn(x)
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_limits_at_large_inputs(name: str, dtype: type) -> None:
+    f, grad, _ = CASES[name]
+    x = np.array([-1e4, 1e4], dtype=dtype)
+    assert f(x).tolist() == [0.0, 1e4]  # x * 0 and x * 1 exactly
+    assert grad(x).tolist() == [0.0, 1.0]
