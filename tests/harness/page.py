@@ -1,0 +1,194 @@
+"""A Markdown page seen the way the doc-tests see it: code blocks, their output, prose ties.
+
+Line numbers are 0-based indices into the page's lines everywhere in this module; the
+plugin adds 1 when it talks to a person.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from pytest_markdown_docs.plugin import parse_superfences_block_info
+
+# A Material admonition (`!!!`, `???`, `???+`) or content tab (`===`) header. Its body is
+# indented by four spaces, which hides fenced code from a CommonMark parser.
+_CONTAINER = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?|===) ")
+# Python fence languages pytest-markdown-docs executes.
+PYTHON_LANGS = ("py", "python", "python3")
+# Opening and closing lines of an output region rendered as Markdown (tables, lists).
+MD_OUTPUT_OPEN = "<!-- output: markdown -->"
+MD_OUTPUT_CLOSE = "<!-- /output -->"
+# A number in prose tied to code: `0.602<!--= {gelu_0772:.3f} -->`. The shown text is the
+# run of number-like characters right before the comment; the comment is an f-string.
+TIE = re.compile(r"(?P<shown>[\w.,+\-−%×·]+)<!--=\s*(?P<expr>.*?)\s*-->")
+# A block that prints but shows no output says why, in a comment the reader sees.
+EXEMPT = re.compile(r"#[ \t]*output not shown:[ \t]*\S")
+
+
+def flatten_containers(text: str) -> str:
+    """Remove admonition/tab headers and their body indentation, keeping line numbers."""
+    lines = text.split("\n")
+    changed = True
+    while changed:  # one nesting level per pass
+        changed = False
+        out: list[str] = []
+        i = 0
+        while i < len(lines):
+            m = _CONTAINER.match(lines[i])
+            if not m:
+                out.append(lines[i])
+                i += 1
+                continue
+            changed = True
+            n = len(m["indent"])
+            out.append("")  # the header line becomes blank
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" " * (n + 4))):
+                out.append(lines[i][:n] + lines[i][n + 4 :] if lines[i].strip() else "")
+                i += 1
+        lines = out
+    return "\n".join(lines)
+
+
+class ContainerAwareMarkdownIt(MarkdownIt):
+    """CommonMark parser that also sees fences inside admonitions and content tabs."""
+
+    def parse(self, src: str, env: object = None) -> list:  # type: ignore[override]
+        return super().parse(flatten_containers(src), env)
+
+
+def parser() -> MarkdownIt:
+    return ContainerAwareMarkdownIt("commonmark")
+
+
+@dataclass
+class Output:
+    """What the page shows under a block: a ```text fence or a Markdown region."""
+
+    kind: str  # "text" or "markdown"
+    first: int  # first line of the whole construct (opening fence or comment)
+    start: int  # first content line
+    end: int  # one past the last content line
+    last: int  # one past the closing fence or comment
+    indent: str
+
+
+@dataclass
+class Block:
+    """An executed python fence and what the page attaches to it."""
+
+    start: int  # first code line
+    end: int  # one past the closing fence
+    options: frozenset[str]
+    indent: str
+    code: str
+    output: Output | None = None
+    after: int = 0  # where a missing output block would be inserted
+    ties: list[tuple[int, re.Match[str]]] = field(default_factory=list)
+
+    @property
+    def continuation(self) -> bool:
+        return "continuation" in self.options
+
+    @property
+    def exempt(self) -> bool:
+        return bool(EXEMPT.search(self.code))
+
+
+@dataclass
+class Page:
+    path: Path
+    lines: list[str]
+    blocks: list[Block]
+    orphan_ties: list[tuple[int, re.Match[str]]]
+
+    @property
+    def name(self) -> str:
+        return display(self.path)
+
+    def block_at(self, start: int) -> Block:
+        for b in self.blocks:
+            if b.start == start:
+                return b
+        raise LookupError(f"{self.path}: no python block starts at line {start + 1}")
+
+    def chain_before(self, block: Block) -> list[Block]:
+        """The blocks a continuation block builds on, first to last."""
+        i = self.blocks.index(block)
+        chain: list[Block] = []
+        while i > 0 and self.blocks[i].continuation:
+            i -= 1
+            chain.insert(0, self.blocks[i])
+        return chain
+
+
+def display(path: Path) -> str:
+    """The path as a person would type it: relative to the current directory when possible."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" "))]
+
+
+def load(path: Path) -> Page:
+    text = path.read_text("utf8")
+    lines = text.split("\n")
+    tokens = parser().parse(text)
+    blocks: list[Block] = []
+    fenced: set[int] = set()  # lines inside any fence: ties are not searched there
+    for i, tok in enumerate(tokens):
+        if tok.type != "fence" or not tok.map:
+            continue
+        fenced.update(range(*tok.map))
+        info = parse_superfences_block_info(tok.info)
+        if not info or info[0] not in PYTHON_LANGS or "notest" in info:
+            continue
+        block = Block(
+            start=tok.map[0] + 1,
+            end=tok.map[1],
+            options=frozenset(info[1:]),
+            indent=_indent_of(lines[tok.map[0]]),
+            code=tok.content,
+        )
+        block.after = block.end
+        j = i + 1
+        if j < len(tokens) and tokens[j].type == "ordered_list_open":  # code annotations
+            while tokens[j].type != "ordered_list_close" or tokens[j].level != tokens[i].level:
+                j += 1
+            block.after = max(t.map[1] for t in tokens[i + 1 : j] if t.map)
+            j += 1
+        block.output = _output_at(tokens, j, lines)
+        blocks.append(block)
+
+    orphans: list[tuple[int, re.Match[str]]] = []
+    for n, line in enumerate(lines):
+        if n in fenced:
+            continue
+        for m in TIE.finditer(line):
+            owner = [b for b in blocks if b.start <= n]
+            (owner[-1].ties if owner else orphans).append((n, m))
+    return Page(path, lines, blocks, orphans)
+
+
+def _output_at(tokens: list, j: int, lines: list[str]) -> Output | None:
+    if j >= len(tokens) or not tokens[j].map:
+        return None
+    tok = tokens[j]
+    first, last = tok.map
+    if tok.type == "fence" and parse_superfences_block_info(tok.info)[:1] == ["text"]:
+        closed = last - first >= 2 and lines[last - 1].strip().startswith(("```", "~~~"))
+        return Output("text", first, first + 1, last - 1 if closed else last, last,
+                      _indent_of(lines[first]))
+    if tok.type == "html_block" and lines[first].strip() == MD_OUTPUT_OPEN:
+        for n in range(first + 1, len(lines)):
+            if lines[n].strip() == MD_OUTPUT_CLOSE:
+                return Output("markdown", first, first + 1, n, n + 1, _indent_of(lines[first]))
+        raise ValueError(f"line {first + 1}: {MD_OUTPUT_OPEN} has no {MD_OUTPUT_CLOSE}")
+    return None
