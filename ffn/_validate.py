@@ -22,7 +22,7 @@ _PROMOTED_KINDS = frozenset("biu")
 
 
 def describe(value: object) -> str:
-    """``"float 2.5"``, ``"str 'yes'"``, ``"float64 4.0"``: a value's type and value, for messages."""
+    """A value's type and value for messages: ``"float 2.5"``, ``"str 'yes'"``."""
     shown = value.item() if isinstance(value, np.generic) else value  # np.True_ -> True
     return f"{type(value).__name__} {shown!r}"
 

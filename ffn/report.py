@@ -1,4 +1,4 @@
-"""Compare numbers a tutorial printed with the numbers `ffn` computes, and lay them out as tables."""
+"""Compare numbers a tutorial printed with the ones `ffn` computes; lay them out as tables."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ class Discrepancy(NamedTuple):
     computed: float
 
 
-def discrepancies(published: ArrayLike, computed: ArrayLike, decimals: int = 3) -> list[Discrepancy]:
+def discrepancies(
+    published: ArrayLike, computed: ArrayLike, decimals: int = 3
+) -> list[Discrepancy]:
     """Entries where `published`, printed to `decimals` places, cannot be a rounding of `computed`.
 
     A printed value is correct when it is within half a unit of its last place of the
@@ -41,7 +43,7 @@ def discrepancies(published: ArrayLike, computed: ArrayLike, decimals: int = 3) 
     # 1e-9 absorbs the binary representation error of values like 0.0005.
     wrong = np.abs(p - c) > half_ulp + 1e-9
     return [Discrepancy(tuple(int(i) for i in idx), float(p[idx]), float(c[idx]))
-            for idx in zip(*np.nonzero(wrong))]
+            for idx in zip(*np.nonzero(wrong), strict=True)]
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -288,7 +288,8 @@ def test_linear_rejects_bad_input(
         (
             {"W2": np.ones((4, 3), dtype=np.float32)},
             TypeError,
-            "weights must share one float dtype, got W1 float64, b1 float64, W2 float32, b2 float64",
+            ("weights must share one float dtype, "
+            "got W1 float64, b1 float64, W2 float32, b2 float64"),
         ),
         (
             {"b1": None, "b2": np.zeros(3, dtype=np.float32)},

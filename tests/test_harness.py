@@ -169,8 +169,8 @@ def test_prose_number_before_any_block_fails(pytester: pytest.Pytester) -> None:
     page = "Pi is 3.14<!--= {3.14} -->.\n\n```python\nx = 1\n```\n"
     result = run(pytester, page)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*page.md:1: prose number '3.14' is tied to code but no python "
-                                 "block comes before it*"])
+    result.stdout.fnmatch_lines(
+        ["*page.md:1: prose number '3.14' is tied to code but no python block comes before it*"])
 
 
 def test_unevaluable_tie_names_the_line(pytester: pytest.Pytester) -> None:
@@ -182,7 +182,8 @@ def test_unevaluable_tie_names_the_line(pytester: pytest.Pytester) -> None:
 
 def test_chain_runs_each_block_once(pytester: pytest.Pytester) -> None:
     log = pytester.path / "runs.log"
-    block = f"```{{.python continuation}}\nwith open({str(log)!r}, 'a') as f:\n    f.write('x')\n```\n\n"
+    code = f"with open({str(log)!r}, 'a') as f:\n    f.write('x')\n"
+    block = f"```{{.python continuation}}\n{code}```\n\n"
     run(pytester, block * 40).assert_outcomes(passed=40)
     assert log.read_text() == "x" * 40  # a re-run chain would have written 820 times
 

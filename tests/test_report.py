@@ -26,7 +26,7 @@ def test_off_by_one_in_the_last_place_is_reported_with_its_index() -> None:
 
 
 def test_shape_mismatch_and_bad_decimals_are_named() -> None:
-    with pytest.raises(ValueError, match=r"published has shape \(2,\) but computed has shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"published has shape \(2,\) but computed has shape"):
         discrepancies([1, 2], [1, 2, 3])
     with pytest.raises(ValueError, match="decimals must be a non-negative int, got -1"):
         discrepancies([1], [1], decimals=-1)

@@ -23,7 +23,7 @@ MD_OUTPUT_OPEN = "<!-- output: markdown -->"
 MD_OUTPUT_CLOSE = "<!-- /output -->"
 # A number in prose tied to code: `0.602<!--= {gelu_0772:.3f} -->`. The shown text is the
 # run of number-like characters right before the comment; the comment is an f-string.
-TIE = re.compile(r"(?P<shown>[\w.,+\-−%×·]+)<!--=\s*(?P<expr>.*?)\s*-->")
+TIE = re.compile(r"(?P<shown>[\w.,+\-−%×·]+)<!--=\s*(?P<expr>.*?)\s*-->")  # noqa: RUF001
 # A block that prints but shows no output says why, in a comment the reader sees.
 EXEMPT = re.compile(r"#[ \t]*output not shown:[ \t]*\S")
 

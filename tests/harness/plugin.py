@@ -55,7 +55,8 @@ class State:
     update: bool
     pages: dict[Path, Page] = field(default_factory=dict)
     # path -> (start line of the last block that ran cleanly, its namespace, numpy print options)
-    live: dict[Path, tuple[int, dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
+    live: dict[Path, tuple[int, dict[str, Any], dict[str, Any] | None]] = field(
+        default_factory=dict)
     edits: dict[Path, list[Edit]] = field(default_factory=dict)
 
     def page(self, path: Path) -> Page:
@@ -200,7 +201,7 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
     if shown == produced:
         return []
     # Name the first line that differs, as a line of the Markdown file.
-    first = next((i for i, (a, b) in enumerate(zip(shown, produced)) if a != b),
+    first = next((i for i, (a, b) in enumerate(zip(shown, produced, strict=False)) if a != b),
                  min(len(shown), len(produced)))
     lead = next((i for i, ln in enumerate(raw) if ln.strip()), 0)  # blank lines _strip removed
     line = out.start + lead + first + 1
@@ -255,4 +256,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         for e in edits:
             counts[e.what] = counts.get(e.what, 0) + 1
         summary = ", ".join(f"{k}: {v}" for k, v in counts.items())
-        session.config.get_terminal_writer().line(f"{UPDATE_OPTION}: rewrote {pages.display(path)} ({summary})")
+        session.config.get_terminal_writer().line(
+            f"{UPDATE_OPTION}: rewrote {pages.display(path)} ({summary})")
