@@ -16,7 +16,7 @@ from ffn.activations import (
     silu,
     silu_grad,
 )
-from ffn.counting import count_parameters
+from ffn.counting import count_flops, count_parameters, llama_d_ff
 from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.linear import Linear
 
@@ -30,10 +30,12 @@ __all__ = [
     "FeedForward",
     "FeedForwardTrace",
     "Linear",
+    "count_flops",
     "count_parameters",
     "discrepancies",
     "gelu",
     "gelu_grad",
+    "llama_d_ff",
     "markdown_table",
     "relu",
     "relu_grad",

@@ -48,10 +48,10 @@ Kernel = Callable[[FloatArray, FloatArray], None]
 """``kernel(x, out)`` writes f(x) into ``out``: same shape and dtype, not aliasing ``x``."""
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu")
-"""Valid ``activation`` names for :class:`ffn.FeedForward`."""
+"""Valid ``activation`` names for ``ffn.FeedForward``."""
 
 APPROXIMATIONS: tuple[str, ...] = ("none", "tanh")
-"""Valid ``approximate`` values for :func:`gelu` and :func:`gelu_grad`."""
+"""Valid ``approximate`` values for ``gelu`` and ``gelu_grad``."""
 
 # scipy ships no type information; pin the two ufuncs to np.ufunc for mypy.
 _erfc: np.ufunc = scipy.special.erfc
@@ -189,7 +189,7 @@ _REGISTRY: dict[str, Activation] = {
 
 
 def get_activation(name: object) -> Activation:
-    """Look up an activation by name (one of :data:`ACTIVATIONS`).
+    """Look up an activation by name (one of ``ACTIVATIONS``).
 
     Raises:
         TypeError: if ``name`` is not a str.
@@ -207,7 +207,7 @@ def apply_blocked(kernel: Kernel, x: FloatArray, out: FloatArray) -> None:
     """Run ``kernel`` over ``x`` and ``out`` block by block.
 
     Both arrays must have the same shape; ``out`` must be C-contiguous. Blocks
-    of :data:`BLOCK_ELEMENTS` elements keep the few intermediate passes of a kernel
+    of ``BLOCK_ELEMENTS`` elements keep the few intermediate passes of a kernel
     inside the CPU cache instead of streaming whole arrays through memory.
     """
     x_flat = x.reshape(-1)  # a copy only if x is not contiguous; never written
@@ -254,7 +254,7 @@ def relu_grad(x: object) -> FloatArray:
         x: real array-like of any shape.
 
     Returns:
-        A new array of the same shape and dtype rules as :func:`relu`.
+        A new array of the same shape and dtype rules as ``relu``.
 
     Raises:
         TypeError: if ``x`` is not real numeric data.
@@ -291,7 +291,7 @@ def gelu(x: object, approximate: str = "none") -> FloatArray:
 
 
 def gelu_grad(x: object, approximate: str = "none") -> FloatArray:
-    """Derivative of :func:`gelu` with the same ``approximate`` choice.
+    """Derivative of ``gelu`` with the same ``approximate`` choice.
 
     Exact form: ``Phi(x) + x * phi(x)``, phi the standard normal pdf.
     Tanh form: ``0.5 * (1 + t) + 0.5 * x * (1 - t**2) * sqrt(2/pi) * (1 + 3 * 0.044715 * x**2)``
@@ -302,7 +302,7 @@ def gelu_grad(x: object, approximate: str = "none") -> FloatArray:
         approximate: ``"none"`` or ``"tanh"``.
 
     Returns:
-        A new array of the same shape and dtype rules as :func:`gelu`.
+        A new array of the same shape and dtype rules as ``gelu``.
 
     Raises:
         TypeError: if ``x`` is not real numeric data.
@@ -321,7 +321,7 @@ def silu(x: object) -> FloatArray:
         x: real array-like of any shape.
 
     Returns:
-        A new array of the same shape and dtype rules as :func:`relu`.
+        A new array of the same shape and dtype rules as ``relu``.
 
     Raises:
         TypeError: if ``x`` is not real numeric data.
@@ -336,7 +336,7 @@ def silu_grad(x: object) -> FloatArray:
         x: real array-like of any shape.
 
     Returns:
-        A new array of the same shape and dtype rules as :func:`relu`.
+        A new array of the same shape and dtype rules as ``relu``.
 
     Raises:
         TypeError: if ``x`` is not real numeric data.

@@ -31,7 +31,7 @@ class FeedForwardTrace:
     """The intermediate arrays of one forward pass, for printing step by step.
 
     ``x``, ``h_pre`` and ``h`` are read-only views (the block keeps them for
-    :meth:`FeedForward.backward`); ``y`` is a fresh array.
+    ``FeedForward.backward``); ``y`` is a fresh array.
     """
 
     x: FloatArray
@@ -71,7 +71,7 @@ class FeedForward:
     Dtypes: the four weights must share one dtype, float32 or float64 (bool,
     integer, float16 and list data is converted to float64 first; mixing
     float32 and float64 is a TypeError, not a silent cast). That dtype is the
-    block's :attr:`dtype`: inputs are cast to it, and outputs and gradients
+    block's ``dtype``: inputs are cast to it, and outputs and gradients
     have it. float32 and float64 weights are stored without copying and are
     never written to.
 
@@ -81,7 +81,7 @@ class FeedForward:
         W2: second weight matrix, shape ``(d_ff, d_model)``.
         b2: second bias, shape ``(d_model,)``, or ``None`` for no bias.
         activation: one of ``"relu"``, ``"gelu"`` (exact), ``"gelu_tanh"``,
-            ``"silu"`` (see :data:`ffn.ACTIVATIONS`).
+            ``"silu"`` (see ``ffn.ACTIVATIONS``).
 
     Raises:
         TypeError: if a weight is not real numeric data, the weights' dtypes
@@ -144,7 +144,7 @@ class FeedForward:
         Args:
             d_model: model (residual stream) width, a positive int.
             d_ff: hidden width, a positive int (often ``4 * d_model``).
-            activation: one of :data:`ffn.ACTIVATIONS`.
+            activation: one of ``ffn.ACTIVATIONS``.
             seed: seed for ``np.random.default_rng``; ``None`` draws fresh entropy.
             dtype: ``np.float32`` or ``np.float64``.
             bias: ``False`` for a block without biases (``b1 = b2 = None``).
@@ -200,7 +200,7 @@ class FeedForward:
 
     @property
     def activation(self) -> str:
-        """The activation's name, one of :data:`ffn.ACTIVATIONS`."""
+        """The activation's name, one of ``ffn.ACTIVATIONS``."""
         return self._activation.name
 
     @property
@@ -220,7 +220,7 @@ class FeedForward:
 
     @property
     def grads(self) -> dict[str, FloatArray | None]:
-        """Gradients from the last :meth:`backward`: keys ``"W1"``, ``"b1"``, ``"W2"``, ``"b2"``.
+        """Gradients from the last ``backward``: keys ``"W1"``, ``"b1"``, ``"W2"``, ``"b2"``.
 
         Each has its weight's shape and the block's dtype; ``"b1"``/``"b2"``
         are ``None`` when the block has no such bias. Empty before the first
@@ -233,18 +233,18 @@ class FeedForward:
     def forward(self, x: object) -> FloatArray:
         """Apply the block: ``act(x @ W1 + b1) @ W2 + b2``. Same as ``block(x)``.
 
-        Keeps what :meth:`backward` needs (the input, ``h_pre`` and ``h``).
+        Keeps what ``backward`` needs (the input, ``h_pre`` and ``h``).
         The input is kept by reference, not copied: do not modify it before
         calling backward.
 
         Args:
             x: real array-like of shape ``(..., d_model)``: a single vector,
                 a batch ``(n, d_model)``, ``(batch, seq, d_model)``, ...; empty
-                leading dimensions are fine. It is cast to :attr:`dtype` and
+                leading dimensions are fine. It is cast to ``dtype`` and
                 never written to.
 
         Returns:
-            A new array of shape ``(..., d_model)`` and dtype :attr:`dtype`.
+            A new array of shape ``(..., d_model)`` and dtype ``dtype``.
             NaN and inf propagate as in numpy (no exception).
 
         Raises:
@@ -254,21 +254,21 @@ class FeedForward:
         return self._forward(x)[1]
 
     def __call__(self, x: object) -> FloatArray:
-        """Same as :meth:`forward`."""
+        """Same as ``forward``."""
         return self._forward(x)[1]
 
     def forward_trace(self, x: object) -> FeedForwardTrace:
-        """Like :meth:`forward`, but return every intermediate array.
+        """Like ``forward``, but return every intermediate array.
 
         Args:
-            x: as for :meth:`forward`.
+            x: as for ``forward``.
 
         Returns:
-            A :class:`FeedForwardTrace` with ``x`` and ``y`` of shape
+            A ``FeedForwardTrace`` with ``x`` and ``y`` of shape
             ``(..., d_model)`` and ``h_pre`` and ``h`` of shape ``(..., d_ff)``.
 
         Raises:
-            TypeError, ValueError: as for :meth:`forward`.
+            TypeError, ValueError: as for ``forward``.
         """
         cache, y = self._forward(x)
         lead = cache.lead
@@ -311,17 +311,17 @@ class FeedForward:
     def backward(self, dy: object) -> FloatArray:
         """Backpropagate ``dy = dL/dy`` through the last forward pass.
 
-        Sets :attr:`grads` to ``dL/dW1``, ``dL/db1``, ``dL/dW2``, ``dL/db2``
+        Sets ``grads`` to ``dL/dW1``, ``dL/db1``, ``dL/dW2``, ``dL/db2``
         and returns ``dL/dx``. Can be called again with another ``dy``: the
         forward pass is kept until the next forward.
 
         Args:
             dy: real array-like with the shape of the last output,
-                ``(..., d_model)``; cast to :attr:`dtype`, never written to.
+                ``(..., d_model)``; cast to ``dtype``, never written to.
 
         Returns:
             ``dL/dx``: a new array with the shape of the last input and dtype
-            :attr:`dtype`.
+            ``dtype``.
 
         Raises:
             RuntimeError: if no forward pass has run yet, or ``dy`` does not

@@ -80,10 +80,10 @@ class Linear:
         Args:
             x: real array-like of shape ``(..., in_features)``; any number of
                 leading dimensions, including none (a single vector). It is
-                cast to :attr:`dtype` and never written to.
+                cast to ``dtype`` and never written to.
 
         Returns:
-            A new array of shape ``(..., out_features)`` and dtype :attr:`dtype`.
+            A new array of shape ``(..., out_features)`` and dtype ``dtype``.
             NaN and inf propagate as in numpy.
 
         Raises:

@@ -1,0 +1,78 @@
+"""Draw every figure of the site into docs/figures/, or check that the committed ones are current.
+
+    ./scripts/figures           # (re)draw all figures
+    ./scripts/figures --check   # exit 1 if a committed figure is missing, stale or orphaned
+
+Figures live in the modules next to this file: each defines `FIGURES`, a dict from a file stem
+(like "activations") to a function that draws it with `ffn` and returns a matplotlib Figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE.parents[1] / "docs" / "figures"
+sys.path.insert(0, str(HERE))  # the figure modules import _common as a sibling
+
+from _common import THEMES, Draw, render  # noqa: E402
+
+
+def registry() -> dict[str, Draw]:
+    """Every figure of every module in this folder, by file stem."""
+    figures: dict[str, Draw] = {}
+    for module_path in sorted(HERE.glob("[!_]*.py")):
+        if module_path.stem == "build":
+            continue
+        module = importlib.import_module(module_path.stem)
+        for stem, draw in module.FIGURES.items():
+            if stem in figures:
+                raise ValueError(f"figure {stem!r} is defined twice (again in {module_path.name})")
+            figures[stem] = draw
+    return figures
+
+
+def render_all() -> dict[str, bytes]:
+    """File name -> SVG bytes for every figure in every theme."""
+    return {f"{stem}{theme.suffix}.svg": render(draw, theme)
+            for stem, draw in registry().items() for theme in THEMES}
+
+
+def check(rendered: dict[str, bytes]) -> list[str]:
+    """What is wrong with docs/figures/ compared with what the scripts draw now."""
+    problems = []
+    for name, data in rendered.items():
+        path = OUT / name
+        if not path.exists():
+            problems.append(f"docs/figures/{name} is missing")
+        elif path.read_bytes() != data:
+            problems.append(f"docs/figures/{name} differs from what the scripts draw now")
+    problems += [f"docs/figures/{p.name} is drawn by no script"
+                 for p in sorted(OUT.glob("*.svg")) if p.name not in rendered]
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args()
+    rendered = render_all()
+    if args.check:
+        problems = check(rendered)
+        print("\n".join(problems) or f"{len(rendered)} figures are current")
+        return 1 if problems else 0
+    OUT.mkdir(parents=True, exist_ok=True)
+    for p in OUT.glob("*.svg"):
+        if p.name not in rendered:
+            p.unlink()
+    for name, data in rendered.items():
+        (OUT / name).write_bytes(data)
+    print(f"wrote {len(rendered)} figures to docs/figures/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
