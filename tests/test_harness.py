@@ -223,3 +223,10 @@ def test_numpy_print_options_do_not_leak_between_chains(pytester: pytest.Pyteste
         ```
         ''')
     run(pytester, page).assert_outcomes(passed=3)
+
+
+def test_tie_comment_not_right_after_a_number_is_an_error(pytester: pytest.Pytester) -> None:
+    page = "```python\nx = 53\n```\n\nIt is **53**<!--= {x} -->.\n"
+    result = run(pytester, page)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*page.md:5: a `<!--=` comment does not follow a number directly*"])

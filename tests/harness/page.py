@@ -171,6 +171,10 @@ def load(path: Path) -> Page:
     for n, line in enumerate(lines):
         if n in fenced:
             continue
+        if line.count("<!--=") != len(TIE.findall(line)):
+            # e.g. `**53**<!--= ... -->`: nothing number-like right before it, so nothing checked
+            raise ValueError(f"{display(path)}:{n + 1}: a `<!--=` comment does not follow a "
+                             "number directly (write the number right before it)")
         for m in TIE.finditer(line):
             owner = [b for b in blocks if b.start <= n]
             (owner[-1].ties if owner else orphans).append((n, m))

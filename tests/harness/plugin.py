@@ -61,7 +61,10 @@ class State:
 
     def page(self, path: Path) -> Page:
         if path not in self.pages:
-            self.pages[path] = pages.load(path)
+            try:
+                self.pages[path] = pages.load(path)
+            except ValueError as exc:  # a malformed page: report it like a wrong number
+                raise DocMismatch(str(exc)) from None
         return self.pages[path]
 
 
