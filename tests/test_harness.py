@@ -229,4 +229,5 @@ def test_tie_comment_not_right_after_a_number_is_an_error(pytester: pytest.Pytes
     page = "```python\nx = 53\n```\n\nIt is **53**<!--= {x} -->.\n"
     result = run(pytester, page)
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*page.md:5: a `<!--=` comment does not follow a number directly*"])
+    result.stdout.fnmatch_lines(
+        ["*page.md:5: a `<!--=` comment does not follow a number directly*"])
