@@ -21,17 +21,23 @@ from ffn._validate import (
     describe,
     shared_dtype,
 )
-from ffn.activations import BLOCK_ELEMENTS, get_activation
+from ffn.activations import BLOCK_ELEMENTS, for_each_block, get_activation, work_arrays
 
 __all__ = ["FeedForward", "FeedForwardTrace"]
+
+# work_arrays slots for h_pre and act'(h_pre) of one block, clear of the kernels' own.
+_H_PRE_SLOT, _SLOPE_SLOT = 16, 17
 
 
 @dataclass(frozen=True, eq=False)
 class FeedForwardTrace:
     """The intermediate arrays of one forward pass, for printing step by step.
 
-    ``x``, ``h_pre`` and ``h`` are read-only views (the block keeps them for
-    ``FeedForward.backward``); ``y`` is a fresh array.
+    All are read-only except ``y``: ``x`` and ``h`` are views of what the
+    block keeps for ``FeedForward.backward``; the block keeps ``x @ W1`` and
+    adds ``b1`` block by block when it needs ``h_pre``, so ``h_pre`` is made
+    for the trace (a view of ``x @ W1`` when there is no ``b1``). Later
+    passes never write into them.
     """
 
     x: FloatArray
@@ -49,9 +55,28 @@ class _Cache:
     """What backward needs from the last forward pass (all 2-D)."""
 
     x2: FloatArray  # (N, d_model)
-    h_pre: FloatArray  # (N, d_ff)
+    xW1: FloatArray  # (N, d_ff): x @ W1, without b1 (h_pre = xW1 + b1)
     h: FloatArray  # (N, d_ff)
     lead: tuple[int, ...]  # the leading dimensions of x
+
+
+def _h_pre(xW1: FloatArray, b1: FloatArray | None, start: int, stop: int) -> FloatArray:
+    """Rows ``start:stop`` of ``h_pre = x @ W1 + b1``, in a per-thread scratch block."""
+    if b1 is None:
+        return xW1[start:stop]
+    (h_pre,) = work_arrays(xW1[start:stop], 1, first=_H_PRE_SLOT)
+    np.add(xW1[start:stop], b1, out=h_pre)
+    return h_pre
+
+
+def _weight_grad(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``a.T @ b``: the gradient of a weight matrix, summed over the N rows."""
+    if a.shape[0] == 1:
+        # One row: an outer product. OpenBLAS's gemm takes ~2.4 ms for this
+        # (768, 1) @ (1, 3072) shape, a broadcast multiply 0.12 ms; and with
+        # a single term per entry both give the same bits.
+        return np.multiply(a.T, b)
+    return a.T @ b
 
 
 def _readonly(array: FloatArray) -> FloatArray:
@@ -121,6 +146,9 @@ class FeedForward:
         self._W1, self._b1, self._W2, self._b2 = W1_arr, b1_arr, W2_arr, b2_arr
         self._cache: _Cache | None = None
         self._grads: dict[str, FloatArray | None] = {}
+        # h_pre and h of the last pass, for the next forward to write into
+        # (None once forward_trace has handed out views of them).
+        self._spare: tuple[FloatArray, FloatArray] | None = None
 
     @classmethod
     def random(
@@ -233,9 +261,19 @@ class FeedForward:
     def forward(self, x: object) -> FloatArray:
         """Apply the block: ``act(x @ W1 + b1) @ W2 + b2``. Same as ``block(x)``.
 
-        Keeps what ``backward`` needs (the input, ``h_pre`` and ``h``).
-        The input is kept by reference, not copied: do not modify it before
-        calling backward.
+        Keeps what ``backward`` needs: the input (by reference, not copied: do
+        not modify it before calling backward), ``x @ W1`` (``h_pre`` without
+        ``b1``) and ``h``, the two ``(N, d_ff)`` arrays of the pass (N rows in
+        all). Nothing else of size ``(N, d_ff)`` is allocated: ``b1`` and the
+        activation are applied block by block on small scratch arrays, and
+        the next forward with as many rows writes into the same two arrays
+        (unless ``forward_trace`` handed them out).
+
+        Each row is computed independently of the others. NaN and inf raise
+        nothing and warn nothing: a NaN in a row of ``x`` makes that row of the
+        output NaN; an inf can make it NaN or inf (the activations map +-inf to
+        their limits, the matrix products add infinities of both signs). The
+        other rows are unaffected.
 
         Args:
             x: real array-like of shape ``(..., d_model)``: a single vector,
@@ -245,11 +283,11 @@ class FeedForward:
 
         Returns:
             A new array of shape ``(..., d_model)`` and dtype ``dtype``.
-            NaN and inf propagate as in numpy (no exception).
 
         Raises:
             TypeError: if ``x`` is not real numeric data.
-            ValueError: if ``x`` is 0-d or its last dimension is not ``d_model``.
+            ValueError: if ``x`` is 0-d, its last dimension is not ``d_model``,
+                or it cannot be made into an array (a ragged list).
         """
         return self._forward(x)[1]
 
@@ -272,13 +310,15 @@ class FeedForward:
         """
         cache, y = self._forward(x)
         lead = cache.lead
+        self._spare = None  # the caller now holds views of xW1 and h: never overwrite them
+        # The block keeps x @ W1 without b1 (see _forward_2d); add it here.
+        h_pre = cache.xW1 if self._b1 is None else cache.xW1 + self._b1  # (N, d_ff)
         return FeedForwardTrace(
             x=_readonly(cache.x2.reshape(*lead, self.d_model)),  # (..., d_model)
-            h_pre=_readonly(cache.h_pre.reshape(*lead, self.d_ff)),  # (..., d_ff)
+            h_pre=_readonly(h_pre.reshape(*lead, self.d_ff)),  # (..., d_ff)
             h=_readonly(cache.h.reshape(*lead, self.d_ff)),  # (..., d_ff)
             y=y,  # (..., d_model)
         )
-
 
     def _forward(self, x: object) -> tuple[_Cache, FloatArray]:
         # A forward that fails must not leave an older pass for backward to use.
@@ -288,23 +328,62 @@ class FeedForward:
         n_rows = math.prod(lead)
         x2 = x_arr.reshape(n_rows, self.d_model)  # (N, d_model), a view when possible
 
-        h_pre = x2 @ self._W1  # (N, d_ff)
-        h = np.empty_like(h_pre)  # (N, d_ff): the only other (N, d_ff) array
-        # Bias and activation run block by block, so each block of h_pre is
-        # still in cache when the activation reads it.
-        rows = max(1, BLOCK_ELEMENTS // self.d_ff)
-        kernel = self._activation.forward
-        for start in range(0, n_rows, rows):
-            block = slice(start, start + rows)
-            if self._b1 is not None:
-                h_pre[block] += self._b1  # (rows, d_ff)
-            kernel(h_pre[block], h[block])  # (rows, d_ff)
+        # The last pass's x @ W1 and h are overwritten in place when they have
+        # the right shape: only this object holds them (forward_trace drops
+        # them from _spare), and it saves the allocator a round trip through
+        # the kernel (page faults) for two large arrays on every call.
+        spare, self._spare = self._spare, None
+        if spare is not None and spare[0].shape != (n_rows, self.d_ff):
+            spare = None
+        # NaN and inf propagate silently (numpy's matmul would warn when an inf
+        # meets an inf of the other sign).
+        with np.errstate(invalid="ignore", over="ignore"):
+            xW1, h, y = self._forward_2d(x2, spare)
+        self._cache = _Cache(x2=x2, xW1=xW1, h=h, lead=lead)
+        self._spare = (xW1, h)
+        return self._cache, y.reshape(*lead, self.d_model)  # (..., d_model)
+
+    def _forward_2d(
+        self, x2: FloatArray, spare: tuple[FloatArray, FloatArray] | None
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """``x @ W1``, ``h`` (N, d_ff) and ``y`` (N, d_model) for 2-D ``x2`` (N, d_model).
+
+        ``spare``: arrays of shape (N, d_ff) to write ``x @ W1`` and ``h`` into, or None.
+        """
+        # Memory: x @ W1 and h are the only (N, d_ff) arrays, and backward
+        # keeps both; everything else is per-block scratch or (N, d_model).
+        n_rows = x2.shape[0]
+        xW1: FloatArray
+        h: FloatArray
+        if spare is None:
+            xW1 = x2 @ self._W1  # (N, d_ff)
+            h = np.empty_like(xW1)  # (N, d_ff)
+        else:
+            xW1, h = spare
+            np.matmul(x2, self._W1, out=xW1)  # (N, d_ff)
+        b1, kernel = self._b1, self._activation.forward
+
+        def bias_and_activation(start: int, stop: int) -> None:
+            # Block by block, so each block of x @ W1 is still in cache when
+            # the activation reads it. h_pre = x @ W1 + b1 goes to a scratch
+            # block rather than back into x @ W1: memory traffic, not
+            # arithmetic, bounds this loop, and the write-back would cost ~8 %.
+            h_pre = _h_pre(xW1, b1, start, stop)  # (rows, d_ff)
+            kernel(h_pre, h[start:stop])  # (rows, d_ff)
+
+        # One thread: OpenBLAS's workers still spin on the other cores after
+        # the matmul above, so more threads would not run any faster.
+        for_each_block(bias_and_activation, n_rows, self._block_rows, parallel=False)
 
         y = h @ self._W2  # (N, d_model)
         if self._b2 is not None:
             y += self._b2
-        self._cache = _Cache(x2=x2, h_pre=h_pre, h=h, lead=lead)
-        return self._cache, y.reshape(*lead, self.d_model)  # (..., d_model)
+        return xW1, h, y
+
+    @property
+    def _block_rows(self) -> int:
+        """Rows of the hidden layer per block of elementwise work."""
+        return max(1, BLOCK_ELEMENTS // self.d_ff)
 
     # ------------------------------------------------------------ backward
 
@@ -321,12 +400,16 @@ class FeedForward:
 
         Returns:
             ``dL/dx``: a new array with the shape of the last input and dtype
-            ``dtype``.
+            ``dtype``. NaN and inf raise nothing and warn nothing: a NaN or
+            inf in a row of ``x`` or ``dy`` can make that row of ``dL/dx``, and
+            the weight gradients (sums over all rows), NaN or inf; the other
+            rows of ``dL/dx`` are unaffected.
 
         Raises:
             RuntimeError: if no forward pass has run yet, or ``dy`` does not
                 have the output's shape (the message shows both).
             TypeError: if ``dy`` is not real numeric data.
+            ValueError: if ``dy`` cannot be made into an array (a ragged list).
         """
         cache = self._cache
         if cache is None:
@@ -342,26 +425,42 @@ class FeedForward:
         n_rows = cache.x2.shape[0]
         dy2 = dy_arr.astype(self._dtype, copy=False)
         dy2 = dy2.reshape(n_rows, self.d_model)  # (N, d_model)
+        # An inf can meet a zero slope (inf * 0) or an inf of the other sign
+        # in a sum: nan is then the answer, without a warning.
+        with np.errstate(invalid="ignore", over="ignore"):
+            dx2 = self._backward(cache, dy2)  # (N, d_model)
+        return dx2.reshape(*cache.lead, self.d_model)  # (..., d_model)
 
-        dW2 = cache.h.T @ dy2  # (d_ff, d_model)
+    def _backward(self, cache: _Cache, dy2: FloatArray) -> FloatArray:
+        """dL/dx for 2-D ``dy2`` (N, d_model); sets ``grads``."""
+        n_rows = cache.x2.shape[0]
+        dW2 = _weight_grad(cache.h, dy2)  # (d_ff, d_model)
         db2 = dy2.sum(axis=0) if self._b2 is not None else None  # (d_model,)
         dh_pre = dy2 @ self._W2.T  # (N, d_ff): dL/dh, times act'(h_pre) below
-        # act'(h_pre) is only ever needed one block at a time: one small buffer.
-        rows = max(1, BLOCK_ELEMENTS // self.d_ff)
-        rows_used = min(rows, n_rows)
-        scratch = np.empty((rows_used, self.d_ff), dtype=self._dtype)  # (rows, d_ff)
-        grad_kernel = self._activation.grad
-        for start in range(0, n_rows, rows):
-            stop = min(start + rows, n_rows)
-            slope = scratch[: stop - start]  # (rows, d_ff)
-            grad_kernel(cache.h_pre[start:stop], slope)
+        rows = self._block_rows
+        # db1 = dh_pre summed over rows: one partial sum per block while the
+        # block is in cache (a separate pass would read dh_pre from memory
+        # again), then the partial sums in block order.
+        with_b1 = self._b1 is not None
+        n_blocks = -(-n_rows // rows) if with_b1 else 0
+        partial = np.zeros((n_blocks, self.d_ff), dtype=self._dtype)  # (blocks, d_ff)
+        grad_kernel, xW1, b1 = self._activation.grad, cache.xW1, self._b1
+
+        def times_slope(start: int, stop: int) -> None:
+            h_pre = _h_pre(xW1, b1, start, stop)  # (rows, d_ff)
+            (slope,) = work_arrays(h_pre, 1, first=_SLOPE_SLOT)  # (rows, d_ff)
+            grad_kernel(h_pre, slope)
             dh_pre[start:stop] *= slope
-        dW1 = cache.x2.T @ dh_pre  # (d_model, d_ff)
-        db1 = dh_pre.sum(axis=0) if self._b1 is not None else None  # (d_ff,)
+            if with_b1:
+                np.sum(dh_pre[start:stop], axis=0, out=partial[start // rows])
+
+        for_each_block(times_slope, n_rows, rows, parallel=False)  # as in _forward_2d
+        dW1 = _weight_grad(cache.x2, dh_pre)  # (d_model, d_ff)
+        db1 = partial.sum(axis=0) if with_b1 else None  # (d_ff,)
         dx = dh_pre @ self._W1.T  # (N, d_model)
 
         self._grads = {"W1": dW1, "b1": db1, "W2": dW2, "b2": db2}
-        return dx.reshape(*cache.lead, self.d_model)  # (..., d_model)
+        return dx
 
     def __repr__(self) -> str:
         has_b1, has_b2 = self._b1 is not None, self._b2 is not None

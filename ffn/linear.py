@@ -84,7 +84,8 @@ class Linear:
 
         Returns:
             A new array of shape ``(..., out_features)`` and dtype ``dtype``.
-            NaN and inf propagate as in numpy.
+            NaN and inf propagate (a NaN or inf in a row of ``x`` can make that
+            row of the output NaN or inf) without exceptions or warnings.
 
         Raises:
             TypeError: if ``x`` is not real numeric data.
@@ -96,9 +97,11 @@ class Linear:
         x2 = x_arr.reshape(
             n_rows, self.in_features
         )  # (N, in_features), no copy if possible
-        y = x2 @ self._W  # (N, out_features)
-        if self._b is not None:
-            y += self._b  # in place: no second (N, out_features) array
+        # invalid/over: inf - inf in a sum is nan, silently (matmul would warn).
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = x2 @ self._W  # (N, out_features)
+            if self._b is not None:
+                y += self._b  # in place: no second (N, out_features) array
         return y.reshape(*lead, self.out_features)  # (..., out_features)
 
     def __repr__(self) -> str:

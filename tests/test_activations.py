@@ -173,6 +173,10 @@ def test_derivative_matches_central_differences(name: str) -> None:
 
 def test_relu_grad_is_zero_at_the_kink() -> None:
     assert ffn.relu_grad(np.array([0.0, -0.0])).tolist() == [0.0, 0.0]
+    for dtype in (np.float32, np.float64):  # +0.0, as np.heaviside(x, 0) gives
+        zeros = np.array([0.0, -0.0, -1.0], dtype=dtype)
+        assert not np.signbit(ffn.relu_grad(zeros)).any()
+        assert not np.signbit(ffn.relu(zeros)).any()
     assert ffn.relu_grad(np.array([-1e-300, 1e-300])).tolist() == [0.0, 1.0]
 
 
@@ -297,15 +301,16 @@ def test_nan_propagates_silently(name: str, use_grad: bool) -> None:
     assert np.isnan(out[0]) and np.isfinite(out[1])
 
 
-def test_infinities_follow_the_limits_where_defined() -> None:
-    inf = np.array([np.inf, -np.inf])
-    assert ffn.relu(inf).tolist() == [np.inf, 0.0]
-    assert ffn.relu_grad(inf).tolist() == [1.0, 0.0]
-    assert ffn.gelu(np.array([np.inf]))[0] == np.inf
-    assert ffn.gelu(np.array([np.inf]), approximate="tanh")[0] == np.inf
-    assert ffn.silu(np.array([np.inf]))[0] == np.inf
-    assert ffn.gelu_grad(inf).tolist() == [1.0, 0.0]
-    assert ffn.gelu_grad(inf, approximate="tanh").tolist() == [1.0, 0.0]
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_infinities_give_the_limits_silently(name: str, dtype: type) -> None:
+    # Every function is 0 at -inf and inf at +inf; every derivative 0 and 1.
+    f, grad, _ = CASES[name]
+    x = np.array([-np.inf, np.inf], dtype=dtype)
+    with warnings.catch_warnings(), np.errstate(all="raise", under="ignore"):
+        warnings.simplefilter("error")
+        assert f(x).tolist() == [0.0, np.inf]
+        assert grad(x).tolist() == [0.0, 1.0]
 
 
 EXTREMES = [-1e4, -1e3, -100.0, -40.0, -20.0, -10.0, 10.0, 20.0, 40.0, 100.0, 1e3, 1e4]
@@ -338,3 +343,65 @@ def test_limits_at_large_inputs(name: str, dtype: type) -> None:
     x = np.array([-1e4, 1e4], dtype=dtype)
     assert f(x).tolist() == [0.0, 1e4]  # x * 0 and x * 1 exactly
     assert grad(x).tolist() == [0.0, 1.0]
+
+
+# ---------------------------------------------------------------- float32 exact GELU
+
+
+def test_float32_exact_gelu_meets_its_documented_accuracy() -> None:
+    # float32 computes Phi from its own rational fit: compare with scipy's
+    # float64 erfc on 4 million float32 points (a dense grid and random ones).
+    grid = np.linspace(-14.0, 14.0, 2_000_001)
+    rand = np.random.default_rng(0).uniform(-14.0, 14.0, 2_000_000)
+    x = np.concatenate([grid, rand]).astype(np.float32)
+    xd = x.astype(np.float64)
+    ref = 0.5 * xd * scipy.special.erfc(-xd / math.sqrt(2.0))
+    ref_grad = 0.5 * scipy.special.erfc(-xd / math.sqrt(2.0)) + xd * np.exp(
+        -0.5 * xd * xd
+    ) / math.sqrt(2.0 * math.pi)
+    got = ffn.gelu(x).astype(np.float64)
+    normal = np.abs(ref) >= np.finfo(np.float32).tiny  # not subnormal in float32
+    rel = np.abs(got - ref)[normal] / np.abs(ref[normal])
+    near = np.abs(x[normal]) <= 4.0
+    assert rel[near].max() < 1e-6
+    assert np.all(rel < 1e-6 + 3.5e-8 * xd[normal] ** 2)
+    assert np.abs(ffn.gelu_grad(x) - ref_grad).max() < 2e-7
+    # and it is a different computation from the tanh form, at float32 precision
+    assert np.abs(got - ffn.gelu(x, approximate="tanh")).max() > 4e-4
+
+
+def test_float32_exact_gelu_at_zero() -> None:
+    zeros = np.array([0.0, -0.0], dtype=np.float32)
+    assert ffn.gelu(zeros).tolist() == [0.0, 0.0]
+    assert ffn.gelu_grad(zeros).tolist() == [0.5, 0.5]
+
+
+# ---------------------------------------------------------------- blocks and threads
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_thread_count_does_not_change_any_bit(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Large enough for several blocks, so 2 and 3 threads really split the work.
+    f, grad, _ = CASES[name]
+    x = np.random.default_rng(1).normal(scale=4.0, size=(5, 70_001))
+    results = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(ffn.activations, "_THREADS", threads)
+        results.append((f(x), grad(x)))
+    for value, slope in results[1:]:
+        np.testing.assert_array_equal(value, results[0][0])
+        np.testing.assert_array_equal(slope, results[0][1])
+
+
+def test_errstate_reaches_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # exp(-x**2 / 2) underflows for x = -40. With under="raise" the caller
+    # asked for an error; it must come even when the underflow happens in the
+    # last block, which another thread computes.
+    monkeypatch.setattr(ffn.activations, "_THREADS", 2)
+    x = np.zeros(4 * ffn.activations.BLOCK_ELEMENTS)
+    x[-1] = -40.0
+    ffn.gelu_grad(x)  # silent by default
+    with np.errstate(under="raise"), pytest.raises(FloatingPointError):
+        ffn.gelu_grad(x)

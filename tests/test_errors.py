@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,10 +15,21 @@ import pytest
 
 import ffn
 
+FFN_DIR = Path(ffn.__file__).resolve().parent
 
-def raises(exception: type[Exception], message: str) -> Any:
-    """pytest.raises matching the whole message literally (not as a regex)."""
-    return pytest.raises(exception, match=f"^{re.escape(message)}$")
+
+@contextmanager
+def raises(exception: type[Exception], message: str, prefix: bool = False) -> Iterator[Any]:
+    """pytest.raises matching the message literally (whole, or its start), raised by ffn.
+
+    The innermost frame must be in the ffn package: a bad argument is caught
+    at the boundary, not deep inside numpy or scipy.
+    """
+    pattern = f"^{re.escape(message)}" + ("" if prefix else "$")
+    with pytest.raises(exception, match=pattern) as info:
+        yield info
+    origin = Path(str(info.traceback[-1].path)).resolve()
+    assert origin.parent == FFN_DIR, f"raised in {origin}, not by ffn"
 
 
 def weights(**changes: object) -> dict[str, object]:
@@ -95,7 +110,7 @@ def test_activation_rejects_non_numeric_input(
 
 @pytest.mark.parametrize("fn", ELEMENTWISE.values(), ids=ELEMENTWISE.keys())
 def test_activation_rejects_ragged_input(fn: Callable[[object], np.ndarray]) -> None:
-    with pytest.raises(ValueError, match=f"^{re.escape(RAGGED)}"):
+    with raises(ValueError, RAGGED, prefix=True):
         fn([[1.0, 2.0], [3.0]])
 
 
@@ -381,7 +396,7 @@ def test_feedforward_rejects_bad_input(
 
 
 def test_feedforward_rejects_ragged_input() -> None:
-    with pytest.raises(ValueError, match=f"^{re.escape(RAGGED)}"):
+    with raises(ValueError, RAGGED, prefix=True):
         block()([[1.0, 2.0, 3.0], [4.0]])
 
 
@@ -514,3 +529,267 @@ def test_count_parameters_rejects_bad_arguments(
 ) -> None:
     with raises(exception, message):
         ffn.count_parameters(*args, **kwargs)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- wrong calls, one table
+
+
+def small() -> ffn.FeedForward:
+    """d_model = 3, d_ff = 4, random weights and biases (so no output is trivially 0)."""
+    rng = np.random.default_rng(0)
+    return ffn.FeedForward(
+        rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(4, 3)), rng.normal(size=3)
+    )
+
+
+def after_forward(x: object, dy: object) -> object:
+    b = small()
+    b(x)
+    return b.backward(dy)
+
+
+def backward_after_failed_forward() -> object:
+    b = small()
+    b(np.ones((2, 3)))  # a good pass ...
+    try:
+        b(np.ones((2, 4)))  # ... then a failed one
+    except ValueError:
+        pass
+    return b.backward(np.ones((2, 3)))
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def rows_with(value: float) -> np.ndarray:
+    """Two rows; the first holds ``value``."""
+    x = np.random.default_rng(1).normal(size=(2, 3))
+    x[0, 1] = value
+    return x
+
+
+def second_row_unaffected(x: np.ndarray) -> Callable[[np.ndarray], bool]:
+    """A check: row 1 of the output is finite and what row 1 alone gives."""
+
+    def check(y: np.ndarray) -> bool:
+        alone = small()(x[1])
+        return bool(np.isfinite(y[1]).all() and np.allclose(y[1], alone, rtol=1e-14, atol=0))
+
+    return check
+
+
+@dataclass(frozen=True)
+class Call:
+    """A wrong or unusual call and what the docstrings promise for it: an error or a result."""
+
+    call: Callable[[], object]
+    error: tuple[type[Exception], str] | None = None  # (type, whole message)
+    check: Callable[[Any], bool] | None = None  # for a documented result
+
+
+X_LAST = "x has last dimension {} but d_model is 3 (x.shape={})"
+NOT_NUMERIC = "x must be a real numeric array, got dtype {}"
+SCALAR_X = "x must have at least 1 dimension (..., d_model), got a scalar (shape ())"
+ACTIVATION = "unknown activation {!r}; valid: 'relu', 'gelu', 'gelu_tanh', 'silu'"
+NO_FORWARD = "backward() called before a forward pass: call block(x) first"
+W = {"W1": np.ones((3, 4)), "b1": np.zeros(4), "W2": np.ones((4, 3)), "b2": np.zeros(3)}
+INF = float("inf")
+NAN = float("nan")
+
+
+def activation_limits(fn: Callable[[object], np.ndarray], expected: list[float]) -> Call:
+    """fn at [nan, -inf, inf] in both float dtypes gives ``expected`` (nan compared as nan)."""
+
+    def check(_: object) -> bool:
+        for dtype in (np.float32, np.float64):
+            out = fn(np.array([NAN, -INF, INF], dtype=dtype))
+            if out.dtype != dtype or not np.array_equal(out, expected, equal_nan=True):
+                return False
+        return True
+
+    return Call(lambda: None, check=check)
+
+
+WRONG_CALLS: dict[str, Call] = {
+    # wrong ranks
+    "x-python-scalar": Call(lambda: small()(2.0), (ValueError, SCALAR_X)),
+    "x-0d-array": Call(lambda: small()(np.array(2.0)), (ValueError, SCALAR_X)),
+    "W1-1d": Call(
+        lambda: ffn.FeedForward(**(W | {"W1": np.ones(3)})),  # type: ignore[arg-type]
+        (ValueError, "W1 must be 2-D with shape (d_model, d_ff), got shape (3,)"),
+    ),
+    "W2-0d": Call(
+        lambda: ffn.FeedForward(**(W | {"W2": 1.0})),  # type: ignore[arg-type]
+        (ValueError, "W2 must be 2-D with shape (d_ff, d_model), got shape ()"),
+    ),
+    "b1-2d": Call(
+        lambda: ffn.FeedForward(**(W | {"b1": np.zeros((1, 4))})),  # type: ignore[arg-type]
+        (ValueError, "b1 must be 1-D with shape (d_ff,) = (4,), got shape (1, 4)"),
+    ),
+    "linear-W-3d": Call(
+        lambda: ffn.Linear(np.ones((1, 3, 2))),
+        (ValueError, "W must be 2-D with shape (in_features, out_features), got shape (1, 3, 2)"),
+    ),
+    # mismatched shapes
+    "x-width": Call(lambda: small()(np.ones((2, 4))), (ValueError, X_LAST.format(4, (2, 4)))),
+    "x-transposed": Call(lambda: small()(np.ones((3, 2))), (ValueError, X_LAST.format(2, (3, 2)))),
+    "W2-not-W1-transposed": Call(
+        lambda: ffn.FeedForward(**(W | {"W2": np.ones((3, 4))})),  # type: ignore[arg-type]
+        (ValueError, ("W2 has shape (3, 4) but W1 has shape (3, 4): "
+                      "W2 must be (d_ff, d_model) = (4, 3)")),
+    ),
+    "dy-shape": Call(
+        lambda: after_forward(np.ones((2, 3)), np.ones((3, 2))),
+        (RuntimeError, "dy has shape (3, 2) but the last forward output has shape (2, 3)"),
+    ),
+    "linear-x-width": Call(
+        lambda: ffn.Linear(np.ones((3, 2)))(np.ones(2)),
+        (ValueError, "x has last dimension 2 but in_features is 3 (x.shape=(2,))"),
+    ),
+    # empty arrays
+    "x-no-rows": Call(lambda: small()(np.ones((0, 3))), check=lambda y: y.shape == (0, 3)),
+    "x-empty-lead": Call(lambda: small()(np.ones((2, 0, 3))), check=lambda y: y.shape == (2, 0, 3)),
+    "x-empty-vector": Call(lambda: small()(np.ones(0)), (ValueError, X_LAST.format(0, (0,)))),
+    "x-no-columns": Call(lambda: small()(np.ones((3, 0))), (ValueError, X_LAST.format(0, (3, 0)))),
+    "backward-no-rows": Call(
+        lambda: after_forward(np.ones((0, 3)), np.ones((0, 3))), check=lambda dx: dx.shape == (0, 3)
+    ),
+    "W1-no-columns": Call(
+        lambda: ffn.Linear(np.ones((3, 0))),
+        (ValueError, ("W has shape (3, 0): both dimensions of (in_features, out_features) "
+                      "must be positive")),
+    ),
+    "gelu-empty": Call(lambda: ffn.gelu([]), check=lambda y: y.shape == (0,) and y.dtype == float),
+    "random-d_model-0": Call(
+        lambda: ffn.FeedForward.random(0, 4), (ValueError, "d_model must be positive, got 0")
+    ),
+    "flops-no-tokens": Call(
+        lambda: ffn.count_flops(768, 3072, n_tokens=0),
+        (ValueError, "n_tokens must be positive, got 0"),
+    ),
+    # NaN and inf: documented results, no exception, no warning
+    "x-nan-row": Call(
+        lambda: small()(rows_with(NAN)),
+        check=lambda y: bool(np.isnan(y[0]).all()) and second_row_unaffected(rows_with(NAN))(y),
+    ),
+    "x-inf-row": Call(lambda: small()(rows_with(INF)), check=second_row_unaffected(rows_with(INF))),
+    "x-minus-inf-row": Call(
+        lambda: small()(rows_with(-INF)), check=second_row_unaffected(rows_with(-INF))
+    ),
+    "dy-inf-row": Call(
+        lambda: after_forward(np.ones((2, 3)), rows_with(INF)),
+        check=lambda dx: bool(np.isfinite(dx[1]).all() and not np.isfinite(dx[0]).all()),
+    ),
+    "x-nan-backward": Call(
+        lambda: after_forward(rows_with(NAN), np.ones((2, 3))),
+        check=lambda dx: bool(np.isnan(dx[0]).all() and np.isfinite(dx[1]).all()),
+    ),
+    "relu-limits": activation_limits(ffn.relu, [NAN, 0.0, INF]),
+    "relu_grad-limits": activation_limits(ffn.relu_grad, [NAN, 0.0, 1.0]),
+    "gelu-limits": activation_limits(ffn.gelu, [NAN, 0.0, INF]),
+    "gelu_grad-limits": activation_limits(ffn.gelu_grad, [NAN, 0.0, 1.0]),
+    "gelu_tanh-limits": activation_limits(lambda x: ffn.gelu(x, "tanh"), [NAN, 0.0, INF]),
+    "gelu_tanh_grad-limits": activation_limits(
+        lambda x: ffn.gelu_grad(x, "tanh"), [NAN, 0.0, 1.0]
+    ),
+    "silu-limits": activation_limits(ffn.silu, [NAN, 0.0, INF]),
+    "silu_grad-limits": activation_limits(ffn.silu_grad, [NAN, 0.0, 1.0]),
+    # strings and other non-numbers
+    "x-str": Call(lambda: small()("1 2 3"), (TypeError, NOT_NUMERIC.format("<U5"))),
+    "x-bytes": Call(lambda: small()(b"abc"), (TypeError, NOT_NUMERIC.format("|S3"))),
+    "x-dict": Call(lambda: small()({}), (TypeError, NOT_NUMERIC.format("object"))),
+    "x-huge-int": Call(lambda: small()([10**30, 1, 2]), (TypeError, NOT_NUMERIC.format("object"))),
+    "W1-str": Call(
+        lambda: ffn.FeedForward(**(W | {"W1": "W1"})),  # type: ignore[arg-type]
+        (TypeError, "W1 must be a real numeric array, got dtype <U2"),
+    ),
+    "d_model-str": Call(
+        lambda: ffn.FeedForward.random("3", 4),  # type: ignore[arg-type]
+        (TypeError, "d_model must be an int, got str '3'"),
+    ),
+    "dtype-half": Call(
+        lambda: ffn.FeedForward.random(3, 4, dtype="half"),
+        (TypeError, "dtype must be float32 or float64, got float16"),
+    ),
+    # lists
+    "x-nested-list": Call(
+        lambda: small()([[1, 2, 3], [4, 5, 6]]),
+        check=lambda y: np.array_equal(y, small()(np.array([[1.0, 2, 3], [4, 5, 6]]))),
+    ),
+    "x-list-float32-block": Call(
+        lambda: ffn.FeedForward.random(3, 4, dtype=np.float32)([0.5, 1, 2]),
+        check=lambda y: y.dtype == np.float32 and y.shape == (3,),
+    ),
+    "x-ragged-list": Call(
+        lambda: small()([[1.0, 2.0, 3.0], [1.0]]), (ValueError, RAGGED)
+    ),
+    "x-list-with-None": Call(
+        lambda: small()([1.0, None, 2.0]), (TypeError, NOT_NUMERIC.format("object"))
+    ),
+    "dy-list": Call(
+        lambda: after_forward([1.0, 2.0, 3.0], [1, 0, 0]),
+        check=lambda dx: dx.shape == (3,) and dx.dtype == np.float64,
+    ),
+    # activation names
+    "activation-capitals": Call(
+        lambda: ffn.FeedForward(**W, activation="ReLU"),  # type: ignore[arg-type]
+        (ValueError, ACTIVATION.format("ReLU")),
+    ),
+    "activation-space": Call(
+        lambda: ffn.FeedForward(**W, activation="relu "),  # type: ignore[arg-type]
+        (ValueError, ACTIVATION.format("relu ")),
+    ),
+    "activation-empty": Call(
+        lambda: ffn.FeedForward.random(3, 4, activation=""), (ValueError, ACTIVATION.format(""))
+    ),
+    "activation-exact-gelu-alias": Call(
+        lambda: ffn.FeedForward.random(3, 4, activation="gelu_exact"),
+        (ValueError, ACTIVATION.format("gelu_exact")),
+    ),
+    "approximate-bool": Call(
+        lambda: ffn.gelu([1.0], approximate=True),  # type: ignore[arg-type]
+        (TypeError, "approximate must be a str, got bool True"),
+    ),
+    # backward without (a successful) forward
+    "backward-first": Call(lambda: small().backward(np.ones(3)), (RuntimeError, NO_FORWARD)),
+    "backward-after-failed-forward": Call(
+        lambda: backward_after_failed_forward(), (RuntimeError, NO_FORWARD)
+    ),
+    # read-only arrays: accepted, never written
+    "x-read-only": Call(
+        lambda: small()(read_only(np.ones((2, 3)))),
+        check=lambda y: np.array_equal(y, small()(np.ones((2, 3)))) and y.flags.writeable,
+    ),
+    "dy-read-only": Call(
+        lambda: after_forward(read_only(np.ones((2, 3))), read_only(np.ones((2, 3)))),
+        check=lambda dx: dx.shape == (2, 3) and dx.flags.writeable,
+    ),
+    "weights-read-only": Call(
+        lambda: ffn.FeedForward(*(read_only(w) for w in W.values()))(np.ones(3)),
+        check=lambda y: y.shape == (3,),
+    ),
+    "gelu-read-only": Call(
+        lambda: ffn.gelu(read_only(np.linspace(-3, 3, 7))),
+        check=lambda y: y.flags.writeable and y.shape == (7,),
+    ),
+    "trace-is-read-only": Call(
+        lambda: small().forward_trace(np.ones(3)),
+        check=lambda t: not (t.x.flags.writeable or t.h_pre.flags.writeable or t.h.flags.writeable),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", WRONG_CALLS.values(), ids=WRONG_CALLS.keys())
+def test_wrong_calls_get_the_documented_answer(case: Call) -> None:
+    with warnings.catch_warnings(), np.errstate(all="raise", under="ignore"):
+        warnings.simplefilter("error")  # no RuntimeWarning from deep inside either
+        if case.error is not None:
+            exception, message = case.error
+            with raises(exception, message, prefix=message == RAGGED):
+                case.call()
+        else:
+            assert case.check is not None
+            assert case.check(case.call())

@@ -4,6 +4,7 @@ against central finite differences, dtypes, shapes, tracing and `random`."""
 from __future__ import annotations
 
 import math
+import tracemalloc
 import warnings
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ import pytest
 import scipy.special
 
 import ffn
+import ffn.activations
 from tests.test_activations import ref_gelu_erfc, ref_gelu_tanh, ref_relu, ref_silu
 
 REFERENCES: dict[str, Callable[[float], float]] = {
@@ -483,3 +485,68 @@ def test_random_options() -> None:
     assert block.activation == "relu" and block.dtype == np.float32
     assert block.b1 is None and block.b2 is None
     assert ffn.FeedForward.random(3, 4, seed=np.int64(7)).d_ff == 4
+
+
+# ---------------------------------------------------------------- memory
+
+
+def traced_peak(fn: Callable[[], object]) -> tuple[object, int]:
+    """fn() and the peak of the memory it allocated (numpy reports to tracemalloc)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_forward_allocates_only_what_backward_keeps(dtype: type) -> None:
+    # backward keeps h_pre and h, two (N, d_ff) arrays; the forward pass may
+    # allocate nothing else of that size (the activation runs on small,
+    # reused per-block scratch), and from the second call with the same N
+    # it writes into the arrays of the last pass instead.
+    n, d_model, d_ff = 1024, 32, 2048
+    block = ffn.FeedForward.random(d_model, d_ff, activation="gelu", dtype=dtype)
+    x = np.random.default_rng(0).normal(size=(n, d_model)).astype(dtype)
+    item = np.dtype(dtype).itemsize
+    hidden = n * d_ff * item  # one (N, d_ff) array
+    small = 4 * n * d_model * item + 100_000  # y, dy, dx, overhead
+    scratch = 2 * 8 * ffn.activations.BLOCK_ELEMENTS * item  # first call: per-thread slots
+
+    _, first = traced_peak(lambda: block(x))
+    assert 2 * hidden <= first <= 2 * hidden + scratch + small
+    _, again = traced_peak(lambda: block(x))
+    assert again <= small
+    # backward: dL/dh_pre is its one (N, d_ff) array; then the weight gradients
+    # and the per-block partial sums of db1 (one row of d_ff per block of rows).
+    block.backward(np.ones_like(x))  # its scratch
+    weights = 2 * d_model * d_ff * item
+    partial = hidden // (ffn.activations.BLOCK_ELEMENTS // d_ff)
+    _, backward = traced_peak(lambda: block.backward(np.ones_like(x)))
+    assert hidden <= backward <= hidden + weights + partial + small
+
+
+def test_arrays_handed_out_are_never_overwritten() -> None:
+    # forward reuses the last pass's h_pre and h, but never once a trace has
+    # exposed them, and never the output y.
+    block = ffn.FeedForward.random(D_MODEL, D_FF, seed=5)
+    rng = np.random.default_rng(6)
+    x1, x2 = rng.normal(size=(4, D_MODEL)), rng.normal(size=(4, D_MODEL))
+    y1 = block(x1)
+    trace = block.forward_trace(x1)
+    kept = [a.copy() for a in (y1, trace.h_pre, trace.h, trace.y)]
+    y2 = block(x2)
+    block(x1)
+    block.forward_trace(x2)
+    block(x2)
+    for a, k in zip((y1, trace.h_pre, trace.h, trace.y), kept, strict=True):
+        np.testing.assert_array_equal(a, k)
+    assert not np.shares_memory(y1, y2)
+    # and backward uses the pass it follows
+    block(x1)
+    expected = ffn.FeedForward.random(D_MODEL, D_FF, seed=5)
+    expected(x1)
+    np.testing.assert_array_equal(block.backward(np.ones_like(x1)),
+                                  expected.backward(np.ones_like(x1)))

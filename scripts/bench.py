@@ -1,0 +1,347 @@
+"""Time ffn.FeedForward against its bare matrix products and against PyTorch.
+
+    python scripts/bench.py                  # every row (3-4 minutes)
+    python scripts/bench.py --quick          # fewer repeats (about 1 minute)
+    python scripts/bench.py --rows 2048,float32 --rows 128,gelu_tanh,fwd
+
+Shapes are GPT-2 small's block: d_model = 768, d_ff = 3072, for N = 1, 128 and
+2048 tokens, in float32 and float64, with the tanh GELU (``gelu_tanh``) and the
+exact one (``gelu``), forward only (``fwd``) and forward plus backward
+(``fwd+bwd``). For each row three things are timed, interleaved (the order
+rotates every repeat, so a burst of machine noise hits all three alike):
+
+- ffn: ``block(x)``, plus ``block.backward(dy)`` for fwd+bwd;
+- GEMMs: only the matrix products the layer must do, into preallocated
+  outputs (2 forward; 4 more backward): the physical limit on this machine;
+- PyTorch: ``torch.nn.Linear`` modules and ``torch.nn.functional.gelu``
+  (``approximate="tanh"`` / ``"none"``), same shapes, dtype and thread count
+  (forward under ``torch.inference_mode()``; fwd+bwd with autograd,
+  gradients for the weights, biases and x). "n/a" when torch is not installed.
+
+Each timed run directly follows an untimed run of the same kind (steady use):
+numpy's OpenBLAS and PyTorch's OpenMP keep their worker threads spinning for
+a while after a call, which would otherwise slow down whichever ran next.
+
+Reported: the median time of ffn, GFLOP/s from ``ffn.count_flops`` (matrix
+products only), and the median over repeats of the per-repeat ratios
+ffn / GEMMs and ffn / PyTorch. Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import ffn
+import ffn.activations
+
+try:
+    import torch
+except ImportError:  # the script runs without torch and prints "n/a"
+    torch = None
+
+D_MODEL, D_FF = 768, 3072
+TOKENS = (1, 128, 2048)
+DTYPES = ("float32", "float64")
+ACTIVATIONS = ("gelu_tanh", "gelu")
+PASSES = ("fwd", "fwd+bwd")
+
+# At N = 2048: (activation, dtype) -> largest acceptable ffn / GEMMs ratio.
+TARGETS = {
+    ("gelu_tanh", "float32"): 1.10,
+    ("gelu", "float32"): 1.30,
+    ("gelu_tanh", "float64"): 1.15,
+    ("gelu", "float64"): 1.30,
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    n_tokens: int
+    dtype: str
+    activation: str
+    passes: str
+
+    @property
+    def label(self) -> str:
+        return f"N={self.n_tokens} {self.dtype} {self.activation} {self.passes}"
+
+    def matches(self, tokens: list[str]) -> bool:
+        fields = {*self.label.split(), str(self.n_tokens)}
+        return all(token in fields for token in tokens)
+
+
+@dataclass(frozen=True)
+class Result:
+    row: Row
+    ffn_s: float
+    gemm_s: float
+    torch_s: float | None
+    vs_gemm: float
+    vs_torch: float | None
+    repeats: int
+
+
+def blas_threads() -> tuple[int, str]:
+    """Threads numpy's BLAS uses, and how that was found out."""
+    try:
+        from threadpoolctl import threadpool_info  # type: ignore[import-not-found]
+
+        for info in threadpool_info():
+            if info.get("user_api") == "blas":
+                return int(info["num_threads"]), "threadpoolctl"
+    except ImportError:
+        pass
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var]), var
+    return os.cpu_count() or 1, "os.cpu_count()"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def load() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def make_cases(row: Row) -> dict[str, Callable[[], object] | None]:
+    """The three timed callables of a row (PyTorch None without torch)."""
+    dtype = np.dtype(row.dtype)
+    rng = np.random.default_rng(0)
+    block = ffn.FeedForward.random(D_MODEL, D_FF, activation=row.activation, dtype=dtype)
+    b1 = (0.1 * rng.standard_normal(D_FF)).astype(dtype)
+    b2 = (0.1 * rng.standard_normal(D_MODEL)).astype(dtype)
+    block = ffn.FeedForward(block.W1, b1, block.W2, b2, activation=row.activation)
+    W1, W2 = block.W1, block.W2
+    x = rng.standard_normal((row.n_tokens, D_MODEL)).astype(dtype)
+    dy = rng.standard_normal((row.n_tokens, D_MODEL)).astype(dtype)
+    backward = row.passes == "fwd+bwd"
+
+    def run_ffn() -> object:
+        y = block(x)
+        return block.backward(dy) if backward else y
+
+    # The matrix products alone, into preallocated outputs.
+    H = np.empty((row.n_tokens, D_FF), dtype=dtype)
+    Y = np.empty((row.n_tokens, D_MODEL), dtype=dtype)
+    dW1, dW2 = np.empty_like(W1), np.empty_like(W2)
+    dH, dX = np.empty_like(H), np.empty_like(Y)
+
+    def run_gemms() -> object:
+        np.matmul(x, W1, out=H)
+        np.matmul(H, W2, out=Y)
+        if backward:
+            np.matmul(H.T, dy, out=dW2)
+            np.matmul(dy, W2.T, out=dH)
+            np.matmul(x.T, dH, out=dW1)
+            np.matmul(dH, W1.T, out=dX)
+        return Y
+
+    cases: dict[str, Callable[[], object] | None] = {
+        "ffn": run_ffn,
+        "gemm": run_gemms,
+        "torch": None,
+    }
+    if torch is None:
+        return cases
+
+    tdtype = getattr(torch, row.dtype)
+    l1 = torch.nn.Linear(D_MODEL, D_FF, dtype=tdtype)
+    l2 = torch.nn.Linear(D_FF, D_MODEL, dtype=tdtype)
+    with torch.no_grad():  # the same weights (torch stores W transposed)
+        l1.weight.copy_(torch.from_numpy(W1.T.copy()))
+        l1.bias.copy_(torch.from_numpy(b1))
+        l2.weight.copy_(torch.from_numpy(W2.T.copy()))
+        l2.bias.copy_(torch.from_numpy(b2))
+    approximate = "tanh" if row.activation == "gelu_tanh" else "none"
+    xt = torch.from_numpy(x.copy())
+    dyt = torch.from_numpy(dy)
+    params = [l1.weight, l1.bias, l2.weight, l2.bias]
+
+    def torch_forward(inp: Any) -> Any:
+        return l2(torch.nn.functional.gelu(l1(inp), approximate=approximate))
+
+    if backward:
+        xg = xt.clone().requires_grad_(True)
+
+        def run_torch() -> object:
+            for p in params:
+                p.grad = None
+            xg.grad = None
+            torch_forward(xg).backward(dyt)
+            return xg.grad
+
+    else:
+
+        def run_torch() -> object:
+            with torch.inference_mode():
+                return torch_forward(xt)
+
+    check_against_torch(row, run_ffn(), run_torch())
+    cases["torch"] = run_torch
+    return cases
+
+
+def check_against_torch(row: Row, ours: Any, theirs: Any) -> None:
+    """Stop if ffn and PyTorch do not compute the same thing."""
+    theirs_np = theirs.detach().numpy()
+    scale = float(np.abs(theirs_np).max()) or 1.0
+    error = float(np.abs(ours - theirs_np).max()) / scale
+    limit = 1e-4 if row.dtype == "float32" else 1e-10
+    if not error <= limit:
+        sys.exit(f"{row.label}: ffn and PyTorch differ by {error:.2e} (relative)")
+
+
+def time_row(row: Row, repeats: int | None, budget_s: float, min_repeats: int) -> Result:
+    cases = make_cases(row)
+    active = {name: fn for name, fn in cases.items() if fn is not None}
+    for fn in active.values():  # warm up: caches, thread pools, allocator
+        fn()
+    first = {}
+    for name, fn in active.items():
+        start = time.perf_counter()
+        fn()
+        first[name] = time.perf_counter() - start
+    if repeats is None:
+        per_repeat = 2 * sum(first.values())
+        repeats = max(min_repeats, min(500, math.ceil(budget_s / per_repeat)))
+
+    names = list(active)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        order = names[r % len(names):] + names[: r % len(names)]  # rotate
+        for name in order:
+            fn = active[name]
+            # Untimed first: each timed run follows a run of its own kind, as in
+            # steady use. After a call, OpenBLAS's and PyTorch's worker threads
+            # keep spinning for a while, and would slow whatever ran next.
+            fn()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+
+    def ratio(other: str) -> float:
+        return statistics.median(a / b for a, b in zip(times["ffn"], times[other], strict=True))
+
+    has_torch = "torch" in times
+    return Result(
+        row=row,
+        ffn_s=statistics.median(times["ffn"]),
+        gemm_s=statistics.median(times["gemm"]),
+        torch_s=statistics.median(times["torch"]) if has_torch else None,
+        vs_gemm=ratio("gemm"),
+        vs_torch=ratio("torch") if has_torch else None,
+        repeats=repeats,
+    )
+
+
+def fmt_ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    ms = seconds * 1e3
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 100 else f"{ms:.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats per row")
+    parser.add_argument("--repeats", type=int, help="repeats per row (default: adaptive)")
+    parser.add_argument(
+        "--rows",
+        action="append",
+        default=[],
+        metavar="TOKENS",
+        help="only rows whose label has every comma-separated token, e.g. "
+        "2048,float32,gelu_tanh,fwd (repeatable: rows matching any)",
+    )
+    args = parser.parse_args()
+    budget_s, min_repeats = (1.0, 3) if args.quick else (6.0, 7)
+
+    n_threads, how = blas_threads()
+    if torch is not None:
+        torch.set_num_threads(n_threads)
+    rows = [
+        Row(n, dtype, activation, passes)
+        for n in TOKENS
+        for dtype in DTYPES
+        for activation in ACTIVATIONS
+        for passes in PASSES
+    ]
+    if args.rows:
+        filters = [spec.split(",") for spec in args.rows]
+        rows = [row for row in rows if any(row.matches(tokens) for tokens in filters)]
+
+    print(f"command: python scripts/bench.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; load average before: {load()}")
+    torch_version = torch.__version__ if torch is not None else "not installed"
+    print(
+        f"threads: BLAS {n_threads} ({how}), PyTorch "
+        f"{torch.get_num_threads() if torch is not None else 'n/a'}; ffn's elementwise "
+        f"work: 1 in FeedForward, {ffn.activations._THREADS} in the standalone activations"
+    )
+    print(
+        f"versions: Python {platform.python_version()}, numpy {np.__version__}, "
+        f"scipy {scipy.__version__}, torch {torch_version}"
+    )
+    print(f"d_model={D_MODEL}, d_ff={D_FF}; times are medians; ratios are medians of "
+          "interleaved per-repeat ratios\n")
+    print("| N | dtype | activation | pass | ffn ms | GFLOP/s | GEMMs ms | ffn/GEMMs "
+          "| PyTorch ms | ffn/PyTorch | repeats |")
+    print("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    results = []
+    for row in rows:
+        result = time_row(row, args.repeats, budget_s, min_repeats)
+        results.append(result)
+        flops = ffn.count_flops(D_MODEL, D_FF, row.n_tokens, backward=row.passes == "fwd+bwd")
+        vs_torch = "n/a" if result.vs_torch is None else f"{result.vs_torch:.2f}"
+        print(
+            f"| {row.n_tokens} | {row.dtype} | {row.activation} | {row.passes} "
+            f"| {fmt_ms(result.ffn_s)} | {flops / result.ffn_s / 1e9:.1f} "
+            f"| {fmt_ms(result.gemm_s)} | {result.vs_gemm:.2f} "
+            f"| {fmt_ms(result.torch_s)} | {vs_torch} | {result.repeats} |",
+            flush=True,
+        )
+    print(f"\nload average after: {load()}")
+
+    checked = [r for r in results if r.row.n_tokens == 2048]
+    if checked:
+        print("\ntargets at N=2048 (ratio <= limit):")
+    for r in checked:
+        limit = TARGETS[(r.row.activation, r.row.dtype)]
+        ok = "yes" if r.vs_gemm <= limit else "NO"
+        verdicts = [f"ffn/GEMMs {r.vs_gemm:.2f} <= {limit:.2f}: {ok}"]
+        if r.row.activation == "gelu_tanh" and r.row.dtype == "float32":
+            if r.vs_torch is None:
+                verdicts.append("ffn/PyTorch n/a")
+            else:
+                ok = "yes" if r.vs_torch <= 1.0 else "NO"
+                verdicts.append(f"ffn/PyTorch {r.vs_torch:.2f} <= 1.00: {ok}")
+        print(f"  {r.row.label}: {'; '.join(verdicts)}")
+
+
+if __name__ == "__main__":
+    main()
