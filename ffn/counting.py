@@ -1,10 +1,19 @@
-"""Counting a feed-forward block: parameters, FLOPs, and LLaMA's hidden width."""
+"""Counting a feed-forward block: parameters, FLOPs, LLaMA's hidden width, widths for a budget.
+
+Attention's projections are counted too, to give the FFN's share of a transformer layer.
+"""
 
 from __future__ import annotations
 
 from ffn._validate import check_bool, check_positive_int
 
-__all__ = ["count_flops", "count_parameters", "llama_d_ff"]
+__all__ = [
+    "count_attention_parameters",
+    "count_flops",
+    "count_parameters",
+    "largest_d_ff",
+    "llama_d_ff",
+]
 
 
 def count_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = False) -> int:
@@ -89,3 +98,61 @@ def llama_d_ff(d_model: int, multiple_of: int = 256) -> int:
     multiple_of = check_positive_int(multiple_of, "multiple_of")
     hidden = int(2 * (4 * d_model) / 3)
     return multiple_of * -(-hidden // multiple_of)  # ceiling division
+
+
+def count_attention_parameters(d_model: int, bias: bool = True) -> int:
+    """Parameters of one attention sublayer's four projections: query, key, value, output.
+
+    Each projection is a ``(d_model, d_model)`` matrix plus, with biases, a ``d_model``
+    bias: ``4 * d_model**2 + 4 * d_model`` in all. The number of heads does not matter:
+    the heads split the ``d_model`` columns among themselves. LayerNorm is not counted.
+
+    Args:
+        d_model: model width, a positive int.
+        bias: whether the projections have biases.
+
+    Returns:
+        The count, as a Python int.
+
+    Raises:
+        TypeError: if ``d_model`` is not an int or ``bias`` is not a bool.
+        ValueError: if ``d_model`` is zero or negative.
+    """
+    d_model = check_positive_int(d_model, "d_model")
+    biases = 4 * d_model if check_bool(bias, "bias") else 0
+    return 4 * d_model * d_model + biases
+
+
+def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = False) -> int:
+    """The largest hidden width whose block fits a parameter budget.
+
+    The largest ``d_ff`` with ``count_parameters(d_model, d_ff, bias, gated) <= budget``.
+    The count grows by ``(n + 1) * d_model + n * bias`` per unit of ``d_ff`` (``n`` input
+    matrices: 1, or 2 when gated), on top of ``d_model`` for ``b2``, so this is a floor
+    division.
+
+    Args:
+        budget: the most parameters allowed, a positive int.
+        d_model: model width, a positive int.
+        bias: whether the block has biases.
+        gated: whether the block has a gate matrix.
+
+    Returns:
+        ``d_ff``, a positive int.
+
+    Raises:
+        TypeError: for arguments of the wrong type.
+        ValueError: for non-positive sizes, or a budget too small for ``d_ff = 1``.
+    """
+    budget = check_positive_int(budget, "budget")
+    d_model = check_positive_int(d_model, "d_model")
+    n_in = 2 if check_bool(gated, "gated") else 1
+    with_bias = check_bool(bias, "bias")
+    per_unit = (n_in + 1) * d_model + (n_in if with_bias else 0)  # cost of one more d_ff
+    fixed = d_model if with_bias else 0  # b2 does not grow with d_ff
+    d_ff = (budget - fixed) // per_unit
+    if d_ff < 1:
+        smallest = count_parameters(d_model, 1, bias=with_bias, gated=n_in == 2)
+        raise ValueError(
+            f"budget {budget} is below the {smallest} parameters of a block with d_ff = 1")
+    return d_ff

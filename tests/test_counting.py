@@ -91,3 +91,57 @@ def test_counting_rejects_bad_sizes() -> None:
         ffn.count_parameters(4, 8, gated=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="multiple_of must be an int"):
         ffn.llama_d_ff(4096, multiple_of=2.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("d_model", [1, 3, 64, 768])
+def test_attention_parameters_match_four_projection_arrays(d_model: int, bias: bool) -> None:
+    # Q, K, V and O: each a (d_model, d_model) matrix and, with biases, a (d_model,) vector.
+    shapes = [(d_model, d_model)] * 4 + ([(d_model,)] * 4 if bias else [])
+    arrays = [np.empty(s, dtype=np.float32) for s in shapes]
+    assert ffn.count_attention_parameters(d_model, bias=bias) == sum(a.size for a in arrays)
+
+
+def test_attention_parameters_of_gpt2_small() -> None:
+    # GPT-2's c_attn (768 -> 2304, fused Q, K, V) and c_proj (768 -> 768), with biases:
+    # weight and bias sizes as stored in OpenAI's checkpoint.
+    c_attn = 768 * 2304 + 2304
+    c_proj = 768 * 768 + 768
+    assert ffn.count_attention_parameters(768) == c_attn + c_proj
+
+
+@pytest.mark.parametrize("gated", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("d_model", [1, 5, 12, 500])
+@pytest.mark.parametrize("budget", [200, 3_333, 10_000, 2_000_000])
+def test_largest_d_ff_matches_a_search(budget: int, d_model: int, bias: bool,
+                                       gated: bool) -> None:
+    def fits(d_ff: int) -> bool:
+        return ffn.count_parameters(d_model, d_ff, bias=bias, gated=gated) <= budget
+
+    if not fits(1):
+        with pytest.raises(ValueError, match=f"budget {budget} is below the"):
+            ffn.largest_d_ff(budget, d_model, bias=bias, gated=gated)
+        return
+    # Independent oracle: walk up d_ff one by one (counts grow with d_ff).
+    d_ff = 1
+    while fits(d_ff + 1):
+        d_ff += 1
+    assert ffn.largest_d_ff(budget, d_model, bias=bias, gated=gated) == d_ff
+
+
+def test_largest_d_ff_of_the_budget_exercise() -> None:
+    # 2,000,000 weights at d_model = 500 (no biases): 2 * 500 * d_ff <= 2e6 gives d_ff = 2000.
+    assert ffn.largest_d_ff(2_000_000, 500, bias=False) == 2000
+    assert ffn.largest_d_ff(2_000_000, 500, bias=False, gated=True) == 1333
+
+
+def test_new_counters_reject_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="d_model must be positive, got 0"):
+        ffn.count_attention_parameters(0)
+    with pytest.raises(TypeError, match="bias must be a bool"):
+        ffn.count_attention_parameters(8, bias=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="budget must be an int"):
+        ffn.largest_d_ff(1e6, 8)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"budget 10 is below the 25 parameters"):
+        ffn.largest_d_ff(10, 8)

@@ -1,0 +1,118 @@
+"""Published dimensions of well-known transformers, and what they imply for the FFN.
+
+Only the dimensions are data here; every derived number (parameters, shares, FLOPs) is
+computed with ``ffn.counting``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ffn._validate import check_bool, check_positive_int, describe
+from ffn.counting import count_attention_parameters, count_flops, count_parameters, llama_d_ff
+
+__all__ = ["MODELS", "ModelDims", "get_model"]
+
+
+@dataclass(frozen=True)
+class ModelDims:
+    """The published dimensions of one transformer.
+
+    Counts cover the transformer layers only: embeddings, the output head and LayerNorm
+    are left out.
+    """
+
+    name: str
+    d_model: int  # width of the residual stream
+    d_ff: int | None  # published hidden width; None: LLaMA's rule, ffn.llama_d_ff(d_model)
+    n_layers: int  # transformer layers, each with one FFN
+    gated: bool  # True: a SwiGLU-style FFN with three matrices
+    bias: bool  # True: the FFN and attention projections have biases
+    source: str  # where the dimensions come from
+    n_attention: int | None = None  # attention sublayers in all; None: one per layer
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name must be a non-empty str, got {describe(self.name)}")
+        check_positive_int(self.d_model, "d_model")
+        if self.d_ff is not None:
+            check_positive_int(self.d_ff, "d_ff")
+        check_positive_int(self.n_layers, "n_layers")
+        check_bool(self.gated, "gated")
+        check_bool(self.bias, "bias")
+        if self.n_attention is not None:
+            check_positive_int(self.n_attention, "n_attention")
+
+    @property
+    def resolved_d_ff(self) -> int:
+        """The hidden width: ``d_ff`` when published, else ``llama_d_ff(d_model)``."""
+        return self.d_ff if self.d_ff is not None else llama_d_ff(self.d_model)
+
+    @property
+    def attention_sublayers(self) -> int:
+        """Number of attention sublayers: ``n_attention``, or ``n_layers`` when not given."""
+        return self.n_attention if self.n_attention is not None else self.n_layers
+
+    def ffn_parameters_per_layer(self) -> int:
+        """Parameters of one layer's FFN (``ffn.count_parameters``)."""
+        return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
+                                gated=self.gated)
+
+    def ffn_parameters(self) -> int:
+        """Parameters of all the model's FFNs."""
+        return self.n_layers * self.ffn_parameters_per_layer()
+
+    def attention_parameters(self) -> int:
+        """Parameters of all the model's attention projections (Q, K, V, O)."""
+        return self.attention_sublayers * count_attention_parameters(self.d_model, self.bias)
+
+    def ffn_share(self) -> float:
+        """FFN parameters as a fraction of FFN plus attention parameters, over all layers."""
+        ffn_total = self.ffn_parameters()
+        return ffn_total / (ffn_total + self.attention_parameters())
+
+    def ffn_flops_per_token(self, backward: bool = False) -> int:
+        """FLOPs of all the model's FFN matrix products for one token (``ffn.count_flops``).
+
+        Args:
+            backward: count forward plus backward (training) instead of forward only.
+        """
+        per_layer = count_flops(self.d_model, self.resolved_d_ff, gated=self.gated,
+                                backward=backward)
+        return self.n_layers * per_layer
+
+
+_VASWANI = "Vaswani et al. (2017), Attention Is All You Need, Table 3"
+_DECODER = "6 encoder + 6 decoder layers; each decoder layer adds a cross-attention"
+_BERT = "Devlin et al. (2019), BERT, section 3; feed-forward size 4H"
+_GPT2 = "Radford et al. (2019), GPT-2, Table 2; OpenAI's model code uses 4 * n_embd"
+
+MODELS: tuple[ModelDims, ...] = (
+    ModelDims("Transformer base", 512, 2048, 12, gated=False, bias=True,
+              source=f"{_VASWANI}; {_DECODER}", n_attention=18),
+    ModelDims("Transformer big", 1024, 4096, 12, gated=False, bias=True,
+              source=f"{_VASWANI}; {_DECODER}", n_attention=18),
+    ModelDims("BERT base", 768, 3072, 12, gated=False, bias=True, source=_BERT),
+    ModelDims("BERT large", 1024, 4096, 24, gated=False, bias=True, source=_BERT),
+    ModelDims("GPT-2 small", 768, 3072, 12, gated=False, bias=True, source=_GPT2),
+    ModelDims("GPT-2 medium", 1024, 4096, 24, gated=False, bias=True, source=_GPT2),
+    ModelDims("GPT-2 large", 1280, 5120, 36, gated=False, bias=True, source=_GPT2),
+    ModelDims("GPT-2 XL", 1600, 6400, 48, gated=False, bias=True, source=_GPT2),
+    ModelDims("LLaMA-7B", 4096, None, 32, gated=True, bias=False,
+              source="Touvron et al. (2023), LLaMA, Table 2 and section 2.2; SwiGLU, "
+                     "hidden width 2/3 * 4d rounded up to a multiple of 256, no biases"),
+)
+"""The models of chapter 5, in order of publication."""
+
+
+def get_model(name: str) -> ModelDims:
+    """The entry of ``MODELS`` called ``name`` (exact match, e.g. ``"GPT-2 small"``).
+
+    Raises:
+        KeyError: listing the valid names, if there is no such model.
+    """
+    for model in MODELS:
+        if model.name == name:
+            return model
+    names = ", ".join(repr(m.name) for m in MODELS)
+    raise KeyError(f"no model named {name!r}; valid: {names}")

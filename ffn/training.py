@@ -1,0 +1,210 @@
+"""Fitting a feed-forward block to data: mean squared error, SGD or Adam, ffn's own backward."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ffn._validate import (
+    FloatArray,
+    as_float_array,
+    check_choice,
+    check_positive_int,
+    describe,
+)
+from ffn.feedforward import FeedForward
+
+__all__ = ["OPTIMIZERS", "FitResult", "fit", "mean_squared_error"]
+
+OPTIMIZERS: tuple[str, ...] = ("adam", "sgd")
+"""Valid ``optimizer`` names for ``fit``."""
+
+# Adam's constants, as in Kingma & Ba (2015) and the defaults of PyTorch's torch.optim.Adam.
+ADAM_BETA1 = 0.9  # decay of the running mean of the gradient
+ADAM_BETA2 = 0.999  # decay of the running mean of the squared gradient
+ADAM_EPS = 1e-8  # keeps the step finite where the squared-gradient average is ~0
+
+
+@dataclass(frozen=True, eq=False)
+class FitResult:
+    """What ``fit`` returns: the trained block and the loss along the way."""
+
+    block: FeedForward
+    """The trained block: a new object (the block passed to ``fit`` is unchanged)."""
+    losses: FloatArray
+    """``(steps + 1,)`` float64: ``losses[t]`` is the mean squared error on all of ``X``
+    after ``t`` updates, so ``losses[0]`` is the starting loss and ``losses[-1]`` the final one."""
+
+
+def mean_squared_error(y: object, target: object) -> float:
+    """Mean of ``(y - target) ** 2`` over every entry.
+
+    Args:
+        y: real array-like, any shape.
+        target: real array-like with the shape of ``y``.
+
+    Returns:
+        The mean, as a Python float (computed in float64).
+
+    Raises:
+        TypeError: if either is not real numeric data.
+        ValueError: if the shapes differ or the arrays are empty.
+    """
+    y_arr = as_float_array(y, "y")
+    t_arr = as_float_array(target, "target")
+    if y_arr.shape != t_arr.shape:
+        raise ValueError(f"y has shape {y_arr.shape} but target has shape {t_arr.shape}")
+    if y_arr.size == 0:
+        raise ValueError("y and target are empty: the mean squared error is undefined")
+    diff = y_arr.astype(np.float64) - t_arr.astype(np.float64)
+    return float(np.mean(diff * diff))
+
+
+def _check_data(block: FeedForward, X: object, Y: object) -> tuple[FloatArray, FloatArray]:
+    """``X`` and ``Y`` as ``(n, d_model)`` arrays of the block's dtype, finite."""
+    arrays = []
+    for name, value in (("X", X), ("Y", Y)):
+        array = as_float_array(value, name)
+        if array.ndim != 2 or array.shape[1] != block.d_model or array.shape[0] == 0:
+            raise ValueError(
+                f"{name} must have shape (n, d_model) = (n, {block.d_model}) with n >= 1, "
+                f"got shape {array.shape}"
+            )
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        arrays.append(array.astype(block.dtype, copy=False))
+    X_arr, Y_arr = arrays
+    if X_arr.shape != Y_arr.shape:
+        raise ValueError(f"X has shape {X_arr.shape} but Y has shape {Y_arr.shape}")
+    return X_arr, Y_arr
+
+
+def _check_lr(lr: object) -> float:
+    if isinstance(lr, (bool, np.bool_)) or not isinstance(lr, (int, float, np.integer,
+                                                                 np.floating)):
+        raise TypeError(f"lr must be a real number, got {describe(lr)}")
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be positive and finite, got {lr}")
+    return float(lr)
+
+
+def _check_seed(seed: object) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, got {describe(seed)}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    return int(seed)
+
+
+def _make_block(params: dict[str, FloatArray], activation: str) -> FeedForward:
+    return FeedForward(params["W1"], params.get("b1"), params["W2"], params.get("b2"),
+                       activation=activation)
+
+
+def fit(
+    block: FeedForward,
+    X: object,
+    Y: object,
+    steps: int,
+    lr: float,
+    optimizer: str = "adam",
+    batch_size: int | None = None,
+    seed: int | None = 0,
+) -> FitResult:
+    """Train a copy of ``block`` so that ``block(X)`` approaches ``Y`` in mean squared error.
+
+    Each step runs the block forward on a batch, gets ``dL/dy = 2 (y - Y) / y.size`` (the
+    derivative of the mean squared error), calls ``FeedForward.backward`` for the weight
+    gradients and updates every weight and bias:
+
+    - ``"sgd"``: ``w -= lr * g``;
+    - ``"adam"``: Adam (Kingma & Ba, 2015) with ``beta1 = 0.9``, ``beta2 = 0.999``,
+      ``eps = 1e-8`` and bias correction; its first step moves each weight by about ``lr``
+      against the sign of its gradient.
+
+    Deterministic: the same arguments give the same result. ``seed`` only matters with
+    ``batch_size``: it draws which rows each step uses (without replacement within a step).
+
+    Args:
+        block: the starting point; it is not modified.
+        X: inputs, ``(n, d_model)``, finite; cast to the block's dtype.
+        Y: targets, ``(n, d_model)``, finite; cast to the block's dtype.
+        steps: number of updates, a positive int.
+        lr: learning rate, a positive finite number.
+        optimizer: ``"adam"`` or ``"sgd"`` (see ``ffn.OPTIMIZERS``).
+        batch_size: rows per step, ``1 <= batch_size <= n``; ``None`` uses all ``n`` rows.
+        seed: seed for ``np.random.default_rng`` (batch sampling); ``None`` draws fresh entropy.
+
+    Returns:
+        A ``FitResult`` with the trained block (same dtype, activation and biases) and the
+        ``(steps + 1,)`` loss history on all of ``X``.
+
+    Raises:
+        TypeError: if ``block`` is not a ``FeedForward``, or an argument has the wrong type.
+        ValueError: for shapes other than ``(n, d_model)``, non-finite data, a
+            non-positive ``steps`` or ``lr``, an unknown ``optimizer``, or a ``batch_size``
+            outside ``1..n``.
+        FloatingPointError: if the loss becomes NaN or infinite (the learning rate is too large).
+    """
+    if not isinstance(block, FeedForward):
+        raise TypeError(f"block must be an ffn.FeedForward, got {type(block).__name__}")
+    X_arr, Y_arr = _check_data(block, X, Y)
+    steps = check_positive_int(steps, "steps")
+    rate = _check_lr(lr)
+    check_choice(optimizer, "optimizer", OPTIMIZERS)
+    n_rows = X_arr.shape[0]
+    if batch_size is not None:
+        batch_size = check_positive_int(batch_size, "batch_size")
+        if batch_size > n_rows:
+            raise ValueError(f"batch_size is {batch_size} but X has only {n_rows} rows")
+    rng = np.random.default_rng(_check_seed(seed))
+
+    # Our own copies: the caller's block and arrays are never written to.
+    start: dict[str, FloatArray | None] = {
+        "W1": block.W1, "b1": block.b1, "W2": block.W2, "b2": block.b2}
+    params = {name: np.array(w, copy=True) for name, w in start.items() if w is not None}
+    first = {name: np.zeros_like(w) for name, w in params.items()}  # Adam's m
+    second = {name: np.zeros_like(w) for name, w in params.items()}  # Adam's v
+    losses = np.empty(steps + 1)  # (steps + 1,)
+
+    current = _make_block(params, block.activation)
+    # Overflow in a diverging run is reported once, as FloatingPointError, below.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(steps + 1):
+            y = current(X_arr)  # (n, d_model): forward on all rows, for the loss history
+            losses[t] = mean_squared_error(y, Y_arr)
+            if not math.isfinite(losses[t]):
+                raise FloatingPointError(
+                    f"the loss became {losses[t]} after {t} steps: lower lr (it is {rate})")
+            if t == steps:
+                break
+            if batch_size is None:
+                rows: Any = slice(None)
+            else:
+                rows = rng.choice(n_rows, size=batch_size, replace=False)  # (batch,)
+                y = current(X_arr[rows])  # (batch, d_model)
+            target = Y_arr[rows]  # (batch, d_model)
+            dy = (2.0 / y.size) * (y - target)  # dL/dy of the batch's mean squared error
+            current.backward(dy)
+            for name, w in params.items():
+                g = current.grads[name]
+                assert g is not None  # present exactly when the parameter is
+                if optimizer == "sgd":
+                    w -= rate * g
+                    continue
+                m, v = first[name], second[name]
+                m *= ADAM_BETA1
+                m += (1.0 - ADAM_BETA1) * g
+                v *= ADAM_BETA2
+                v += (1.0 - ADAM_BETA2) * g * g
+                m_hat = m / (1.0 - ADAM_BETA1 ** (t + 1))  # bias correction: m, v start at 0
+                v_hat = v / (1.0 - ADAM_BETA2 ** (t + 1))
+                w -= rate * m_hat / (np.sqrt(v_hat) + ADAM_EPS)
+            # A fresh block over the updated arrays: no reliance on the block's internals.
+            current = _make_block(params, block.activation)
+    return FitResult(block=current, losses=losses)

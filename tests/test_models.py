@@ -1,0 +1,117 @@
+"""`ffn.models`: the published dimensions and the counts derived from them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import ffn
+
+NAMES = [m.name for m in ffn.MODELS]
+
+
+def test_names_are_unique_and_found() -> None:
+    assert len(set(NAMES)) == len(NAMES)
+    for model in ffn.MODELS:
+        assert ffn.get_model(model.name) is model
+
+
+def test_unknown_name_lists_the_valid_ones() -> None:
+    with pytest.raises(KeyError, match="no model named 'GPT-3'; valid: 'Transformer base'"):
+        ffn.get_model("GPT-3")
+
+
+def test_entries_are_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ffn.get_model("BERT base").d_model = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("model", [m for m in ffn.MODELS if not m.gated], ids=lambda m: m.name)
+def test_ungated_models_follow_the_four_times_convention(model: ffn.ModelDims) -> None:
+    assert model.d_ff == 4 * model.d_model
+    assert model.bias
+
+
+def test_llama_width_comes_from_the_rule() -> None:
+    llama = ffn.get_model("LLaMA-7B")
+    assert llama.d_ff is None
+    assert llama.resolved_d_ff == 11008  # hidden_dim in Meta's params.json for 7B
+    assert llama.gated and not llama.bias
+
+
+# Published total parameter counts, including embeddings and norms (which ffn.models leaves
+# out): GPT-2 small 124,439,808 (Hugging Face's GPT2Model), BERT base 109,482,240
+# (bert-base-uncased with its pooler), LLaMA-7B 6,738,415,616 (the released checkpoint).
+def test_gpt2_small_total_matches_the_published_count() -> None:
+    m = ffn.get_model("GPT-2 small")
+    embeddings = 50257 * 768 + 1024 * 768  # tokens and positions
+    layer_norms = m.n_layers * 2 * (2 * 768) + 2 * 768  # two per layer, one final
+    total = m.ffn_parameters() + m.attention_parameters() + embeddings + layer_norms
+    assert total == 124_439_808
+
+
+def test_bert_base_total_matches_the_published_count() -> None:
+    m = ffn.get_model("BERT base")
+    embeddings = 30522 * 768 + 512 * 768 + 2 * 768 + 2 * 768  # words, positions, types, LN
+    layer_norms = m.n_layers * 2 * (2 * 768)
+    pooler = 768 * 768 + 768
+    total = m.ffn_parameters() + m.attention_parameters() + embeddings + layer_norms + pooler
+    assert total == 109_482_240
+
+
+def test_llama_7b_total_matches_the_published_count() -> None:
+    m = ffn.get_model("LLaMA-7B")
+    embeddings_and_head = 2 * 32000 * 4096  # untied input embedding and output head
+    norms = m.n_layers * 2 * 4096 + 4096  # RMSNorm has a scale only
+    total = m.ffn_parameters() + m.attention_parameters() + embeddings_and_head + norms
+    assert total == 6_738_415_616
+
+
+def test_encoder_decoder_counts_the_cross_attention() -> None:
+    base = ffn.get_model("Transformer base")
+    # 6 encoder layers with one attention, 6 decoder layers with two.
+    assert base.attention_sublayers == 6 * 1 + 6 * 2
+    assert base.attention_parameters() == 18 * (4 * 512 * 512 + 4 * 512)
+    assert ffn.get_model("BERT base").attention_sublayers == 12
+
+
+@pytest.mark.parametrize("model", ffn.MODELS, ids=lambda m: m.name)
+def test_derived_numbers_agree_with_the_counting_functions(model: ffn.ModelDims) -> None:
+    d, f = model.d_model, model.resolved_d_ff
+    n_in = 2 if model.gated else 1
+    per_layer = (n_in + 1) * d * f + ((n_in * f + d) if model.bias else 0)
+    assert model.ffn_parameters_per_layer() == per_layer
+    assert model.ffn_parameters() == model.n_layers * per_layer
+    attention = model.attention_sublayers * (4 * d * d + (4 * d if model.bias else 0))
+    assert model.ffn_share() == pytest.approx(per_layer * model.n_layers
+                                              / (per_layer * model.n_layers + attention))
+    # 2 FLOPs per weight and token forward; backward costs twice the forward.
+    weights = model.n_layers * (n_in + 1) * d * f
+    assert model.ffn_flops_per_token() == 2 * weights
+    assert model.ffn_flops_per_token(backward=True) == 6 * weights
+
+
+def test_ffn_holds_about_two_thirds_of_an_ungated_layer() -> None:
+    share = ffn.get_model("GPT-2 XL").ffn_share()
+    # 8 d^2 + 5 d out of 12 d^2 + 9 d, with d = 1600
+    assert share == pytest.approx((8 * 1600**2 + 5 * 1600) / (12 * 1600**2 + 9 * 1600))
+    assert 0.66 < share < 2 / 3
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error", "message"),
+    [
+        ("d_model", 0, ValueError, "d_model must be positive, got 0"),
+        ("d_ff", 2.5, TypeError, "d_ff must be an int, got float 2.5"),
+        ("n_layers", -1, ValueError, "n_layers must be positive, got -1"),
+        ("gated", 1, TypeError, "gated must be a bool, got int 1"),
+        ("bias", "yes", TypeError, "bias must be a bool, got str 'yes'"),
+        ("n_attention", 0, ValueError, "n_attention must be positive, got 0"),
+        ("name", "", TypeError, "name must be a non-empty str, got str ''"),
+    ],
+)
+def test_bad_dimensions_are_rejected(field: str, value: object, error: type[Exception],
+                                     message: str) -> None:
+    with pytest.raises(error, match=f"^{message}$"):
+        dataclasses.replace(ffn.get_model("BERT base"), **{field: value})
