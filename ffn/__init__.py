@@ -16,27 +16,55 @@ from ffn.activations import (
     silu,
     silu_grad,
 )
-from ffn.counting import count_flops, count_parameters, llama_d_ff
+from ffn.counting import (
+    count_attention_parameters,
+    count_flops,
+    count_parameters,
+    largest_d_ff,
+    llama_d_ff,
+)
 from ffn.feedforward import FeedForward, FeedForwardTrace
+from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
+from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
+
+# Published model dimensions (ffn/models.py), used by the chapters on sizes.
+from ffn.models import MODELS, ModelDims, get_model
 
 # Checking published numbers (ffn/report.py, used by the docs chapters).
 from ffn.report import Discrepancy, discrepancies, markdown_table
+from ffn.sublayer import PLACEMENTS, Sublayer
+from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
 __all__ = [
     "ACTIVATIONS",
     "APPROXIMATIONS",
+    "GATED_VARIANTS",
+    "MODELS",
+    "OPTIMIZERS",
+    "PLACEMENTS",
     "Discrepancy",
     "FeedForward",
     "FeedForwardTrace",
+    "FitResult",
+    "GatedFeedForward",
+    "GatedFeedForwardTrace",
+    "LayerNorm",
     "Linear",
+    "ModelDims",
+    "Sublayer",
+    "count_attention_parameters",
     "count_flops",
     "count_parameters",
     "discrepancies",
+    "fit",
     "gelu",
     "gelu_grad",
+    "get_model",
+    "largest_d_ff",
     "llama_d_ff",
     "markdown_table",
+    "mean_squared_error",
     "relu",
     "relu_grad",
     "silu",
