@@ -1,0 +1,197 @@
+"""Build the site, serve it on 127.0.0.1, and list its pages: shared by the browser tests
+(tests/browser/conftest.py) and the Lighthouse run (scripts/lighthouse)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.parse
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium, headless, as root, with nothing that talks to the network by itself.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def missing_tools() -> list[str]:
+    """What the browser checks need and this machine lacks, with the command that installs it."""
+    missing = []
+    if not Path(CHROMIUM).is_file():
+        missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
+    if not AXE_JS.is_file():
+        missing.append(f"{AXE_JS.relative_to(ROOT)} (npm ci)")
+    return missing
+
+
+class _LenientLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml even when it holds `!!python/name:` or `!ENV` tags (as None)."""
+
+
+_LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+@functools.cache
+def mkdocs_config() -> dict[str, Any]:
+    with open(ROOT / "mkdocs.yml", encoding="utf-8") as f:
+        config: dict[str, Any] = yaml.load(f, Loader=_LenientLoader)
+    return config
+
+
+def url_prefix() -> str:
+    """The path the site is published under, from site_url: "/ffn-by-the-numbers/"."""
+    return urllib.parse.urlsplit(mkdocs_config()["site_url"]).path.rstrip("/") + "/"
+
+
+def build(root: Path) -> Path:
+    """`mkdocs build --strict` into ``root`` + the site_url path (where GitHub Pages serves
+    it), so that 404.html's absolute links work; returns the site's directory. Raises with
+    mkdocs' output when the build fails."""
+    site_dir = root.joinpath(*url_prefix().strip("/").split("/"))
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"mkdocs build --strict failed:\n{result.stdout}{result.stderr}")
+    return site_dir
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """http.server's handler, quiet, answering a missing path with the site's 404.html (as
+    GitHub Pages does) instead of http.server's own error page."""
+
+    not_found: Path | None = None
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code != 404 or self.not_found is None or not self.not_found.is_file():
+            super().send_error(code, message, explain)
+            return
+        body = self.not_found.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exception(), ConnectionError):  # the browser hung up: fine
+            super().handle_error(request, client_address)
+
+
+@contextlib.contextmanager
+def serve(site_dir: Path) -> Iterator[str]:
+    """Serve a site made by `build` on 127.0.0.1 at a free port, under its site_url path, from
+    a thread (what `python -m http.server` does); yields the site's base URL, ending in "/"."""
+    prefix = url_prefix()
+    root = site_dir
+    for _ in range(len(prefix.strip("/").split("/")) if prefix != "/" else 0):
+        root = root.parent
+    handler = type("Handler", (_Handler,), {"not_found": site_dir / "404.html"})
+    with _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(root))) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
+        finally:
+            server.shutdown()
+            thread.join()
+
+
+def page_url(src: str) -> str:
+    """The site-relative URL MkDocs builds a nav source to: `gelu.md` -> `gelu/`,
+    `index.md` -> ``, `notebooks/training.ipynb` -> `notebooks/training/`."""
+    stem = src.rsplit(".", 1)[0]
+    if stem == "index" or stem.endswith("/index"):
+        return stem[: -len("index")]
+    return stem + "/"
+
+
+@dataclass(frozen=True)
+class NavPage:
+    title: str
+    src: str  # path under docs/
+    url: str  # site-relative, "" for the home page
+
+
+def nav_pages() -> list[NavPage]:
+    """The pages of mkdocs.yml's nav, in reading order (external links left out)."""
+    pages: list[NavPage] = []
+
+    def walk(items: list[Any]) -> None:
+        for item in items:
+            entries = [(item, item)] if isinstance(item, str) else list(item.items())
+            for title, value in entries:
+                if isinstance(value, list):
+                    walk(value)
+                elif isinstance(value, str) and "://" not in value:
+                    pages.append(NavPage(str(title), value, page_url(value)))
+
+    walk(mkdocs_config().get("nav") or [])
+    return pages
+
+
+def chapters() -> list[NavPage]:
+    """The nav's Markdown pages other than the home page and generated API references."""
+    docs = ROOT / "docs"
+    return [p for p in nav_pages() if p.url and p.src.endswith(".md")
+            and ":::" not in (docs / p.src).read_text(encoding="utf-8")]
+
+
+def formulas(src: Path) -> int:
+    """How many formulas (``\\(`` or ``\\[``) a Markdown page has outside code."""
+    text = src.read_text(encoding="utf-8")
+    text = re.sub(r"^( *)(```|~~~).*?^\1\2", "", text, flags=re.S | re.M)  # fences
+    text = re.sub(r"`[^`\n]+`", "", text)  # inline code
+    return len(re.findall(r"\\\(|\\\[", text))
+
+
+def sitemap_pages(site_dir: Path) -> list[str]:
+    """Site-relative URLs of every page in the built sitemap.xml, in its order."""
+    site_url = mkdocs_config()["site_url"]
+    ns = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    urls = []
+    for loc in ET.parse(site_dir / "sitemap.xml").getroot().iterfind("sm:url/sm:loc", ns):
+        text = (loc.text or "").strip()
+        if not text.startswith(site_url):
+            raise ValueError(f"sitemap.xml: {text!r} is not under site_url {site_url!r}")
+        urls.append(text[len(site_url):])
+    return urls
+
+
+def html_pages(site_dir: Path) -> list[str]:
+    """Site-relative URLs of every HTML page written to ``site_dir`` (404.html left out)."""
+    urls = []
+    for path in sorted(site_dir.rglob("*.html")):
+        rel = path.relative_to(site_dir).as_posix()
+        if rel != "404.html":
+            urls.append(rel.removesuffix("index.html"))
+    return urls

@@ -1,0 +1,280 @@
+"""Browser tests of the built site, in Debian's Chromium driven by Playwright.
+
+Once per session: build the site (`mkdocs build --strict`), serve it on 127.0.0.1, start one
+headless Chromium, and visit every page listed in the built sitemap.xml in both colour schemes,
+recording what the tests then check (console errors, failed and third-party requests, images,
+math, code-copy buttons, links, axe-core results). Nothing here lists pages by hand: a page
+added to the site is checked from the next run on.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Request,
+    Response,
+    Route,
+    sync_playwright,
+)
+
+from tests.browser import builtsite
+
+SCHEMES = ("light", "dark")
+MATERIAL_SCHEME = {"light": "default", "dark": "slate"}
+# Written by test_screenshots; gitignored. FFN_SCREENSHOTS=<dir> puts them elsewhere.
+SCREENSHOT_DIR = Path(os.environ.get("FFN_SCREENSHOTS",
+                                     Path(__file__).parent / "out" / "screenshots"))
+VIEWPORT = {"width": 1280, "height": 800}  # a laptop: header search box, both sidebars
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+LIGHTHOUSE_SCORES: list[str] = []  # the score table, filled by test_lighthouse
+SCREENSHOTS: list[Path] = []  # filled by test_screenshots
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if LIGHTHOUSE_SCORES:
+        terminalreporter.write_sep("-", "Lighthouse scores (tests/browser/out/lighthouse)")
+        for line in LIGHTHOUSE_SCORES:
+            terminalreporter.write_line(line)
+    if SCREENSHOTS:
+        terminalreporter.write_sep("-", "browser screenshots")
+        terminalreporter.write_line(f"{len(SCREENSHOTS)} screenshots in {SCREENSHOT_DIR}")
+
+
+@dataclass
+class Visit:
+    """What one page showed in one colour scheme."""
+
+    url: str  # site-relative, "" for the home page
+    scheme: str  # "light" or "dark"
+    status: int | None = None
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    foreign_requests: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)  # from FACTS_JS
+    axe_violations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"/{self.url} ({self.scheme})"
+
+
+@dataclass
+class Site:
+    dir: Path  # the built site
+    base_url: str  # where it is served, ending in "/"
+    pages: list[str]  # site-relative URLs from sitemap.xml
+    formulas: dict[str, int]  # URL -> formulas in the page's Markdown when it was built
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[Site]:
+    missing = builtsite.missing_tools()
+    if missing:
+        pytest.fail("the browser tests need " + "; ".join(missing) + " (.ci/run installs both)",
+                    pytrace=False)
+    docs = builtsite.ROOT / "docs"
+    markdown = [p for p in builtsite.nav_pages() if p.src.endswith(".md")]
+    before = {p.url: builtsite.formulas(docs / p.src) for p in markdown}
+    with tempfile.TemporaryDirectory(prefix="ffn-site-") as tmp:
+        try:
+            site_dir = builtsite.build(Path(tmp))
+        except RuntimeError as error:
+            failure = str(error)
+        else:
+            failure = ""
+        if failure:
+            pytest.fail(failure, pytrace=False)
+        # A page edited while the site was built has no reliable count: leave it out.
+        formulas = {p.url: before[p.url] for p in markdown
+                    if builtsite.formulas(docs / p.src) == before[p.url]}
+        with builtsite.serve(site_dir) as base_url:
+            yield Site(site_dir, base_url, builtsite.sitemap_pages(site_dir), formulas)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+class Recorder:
+    """Records a page's console errors and failed or third-party requests; requests to any
+    host but the local server are aborted, so a test never reaches the network."""
+
+    def __init__(self, context: BrowserContext, base_url: str) -> None:
+        self.origin = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(base_url))
+        self.visit: Visit | None = None
+        context.route("**/*", self._route)
+        context.on("request", self._request)
+        context.on("requestfailed", self._failed)
+        context.on("response", self._response)
+
+    def attach(self, page: Page) -> Page:
+        page.on("console", lambda m: m.type == "error" and self._log("console_errors", m.text))
+        page.on("pageerror", lambda e: self._log("console_errors", f"uncaught: {e}"))
+        return page
+
+    def _log(self, kind: str, text: str) -> None:
+        if self.visit is not None:
+            getattr(self.visit, kind).append(text)
+
+    def _local(self, url: str) -> bool:
+        return url.startswith((self.origin + "/", "data:", "blob:", "about:"))
+
+    def _route(self, route: Route) -> None:
+        if self._local(route.request.url):
+            route.continue_()
+        else:
+            route.abort("blockedbyclient")
+
+    def _request(self, request: Request) -> None:
+        if not self._local(request.url):
+            self._log("foreign_requests", request.url)
+
+    def _failed(self, request: Request) -> None:
+        # ERR_ABORTED: cancelled by the browser, as a reload or a click cancels what the page
+        # still had in flight; not a resource that failed.
+        if self._local(request.url) and request.failure != "net::ERR_ABORTED":
+            self._log("failed_requests", f"{request.url}: {request.failure}")
+
+    def _response(self, response: Response) -> None:
+        # A page's own status is Visit.status, checked by the tests (404.html is served as 404).
+        if response.status >= 400 and not response.request.is_navigation_request():
+            self._log("failed_requests", f"{response.url}: HTTP {response.status}")
+
+
+def open_page(browser: Browser, base_url: str, scheme: str) -> tuple[BrowserContext, Page,
+                                                                     Recorder]:
+    context = browser.new_context(color_scheme=scheme, base_url=base_url, viewport=VIEWPORT)
+    recorder = Recorder(context, base_url)
+    return context, recorder.attach(context.new_page()), recorder
+
+
+# Runs in the page after it loaded: the facts the per-page tests check.
+FACTS_JS = """
+async () => {
+  const content = document.querySelector("article") || document.body;
+  const images = [...document.images];
+  images.forEach(img => { img.loading = "eager"; });
+  await Promise.all(images.map(img => img.decode().catch(() => null)));
+  // Reading text, without code, math, scripts, notebook cells and permalink signs.
+  const prose = content.cloneNode(true);
+  prose.querySelectorAll(
+    "pre, code, kbd, samp, math, script, style, .headerlink, .jp-InputArea, .jp-OutputArea"
+  ).forEach(el => el.remove());
+  const visible = el => el.checkVisibility();
+  const maths = [...content.querySelectorAll("math")];
+  const codes = [...content.querySelectorAll("pre > code")]
+    .filter(code => !code.closest(".jupyter-wrapper"));
+  const cells = [...content.querySelectorAll(".jupyter-wrapper .highlight-ipynb")];
+  return {
+    title: document.title,
+    lang: document.documentElement.lang,
+    h1: content.querySelector("h1")?.textContent.trim() ?? null,
+    headings: [...content.querySelectorAll("h1, h2, h3, h4, h5, h6")]
+      .map(h => h.textContent.trim()),
+    description: document.querySelector('meta[name="description"]')?.content ?? null,
+    canonical: document.querySelector('link[rel="canonical"]')?.href ?? null,
+    scheme: document.body.dataset.mdColorScheme,
+    background: getComputedStyle(document.body).backgroundColor,
+    images: images.map(img => ({
+      src: img.getAttribute("src"), alt: img.getAttribute("alt"), width: img.naturalWidth,
+    })),
+    text: content.textContent,
+    prose: prose.textContent,
+    math: maths.length,
+    mathUntypeset: maths.filter(m => visible(m) && (
+      !getComputedStyle(m).display.includes("math") || m.getBoundingClientRect().width === 0
+    )).length,
+    arithmatexLeft: content.querySelectorAll(".arithmatex").length,
+    codeBlocks: codes.length,
+    codeWithoutCopy: codes.filter(code => !code.parentElement.querySelector(
+      ':scope > nav > button[data-md-type="copy"], :scope > button.md-clipboard'
+    )).length,
+    notebookCells: cells.length,
+    notebookCellsWithoutCopy: cells.filter(
+      cell => !cell.parentElement.querySelector("clipboard-copy")
+    ).length,
+    ids: [...document.querySelectorAll("[id], a[name]")].map(el => el.id || el.name),
+    links: [...document.querySelectorAll("a[href]")]
+      .map(a => a.href).filter(href => /^https?:/.test(href)),
+  };
+}
+"""
+
+AXE_JS = """
+async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: "tag", values: tags},
+                                          resultTypes: ["violations"]});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => `${n.target.join(" ")}: ${n.failureSummary}`),
+  }));
+}
+"""
+
+
+def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) -> Visit:
+    record = Visit(url, scheme)
+    recorder.visit = record
+    response = page.goto(base_url + url, wait_until="load")
+    record.status = response.status if response else None
+    if scheme == SCHEMES[0]:  # the requests are the same in both schemes: wait for them once
+        page.wait_for_load_state("networkidle")
+    record.facts = page.evaluate(FACTS_JS)
+    page.add_script_tag(path=builtsite.AXE_JS)
+    record.axe_violations = page.evaluate(AXE_JS, AXE_TAGS)
+    recorder.visit = None
+    return record
+
+
+@pytest.fixture(scope="session")
+def visits(site: Site, browser: Browser) -> list[Visit]:
+    """Every page of the sitemap, visited once in each colour scheme."""
+    records = []
+    for scheme in SCHEMES:
+        context, page, recorder = open_page(browser, site.base_url, scheme)
+        try:
+            records += [visit(page, recorder, site.base_url, url, scheme) for url in site.pages]
+        finally:
+            context.close()
+    return records
+
+
+@pytest.fixture
+def new_page(site: Site, browser: Browser) -> Iterator[tuple[Page, Recorder]]:
+    """A fresh page (own context: no stored colour scheme) in the light scheme; the test
+    fails if anything it does logs a console error or makes a failed or third-party request."""
+    context, page, recorder = open_page(browser, site.base_url, "light")
+    record = recorder.visit = Visit("(while testing)", "light")
+    try:
+        yield page, recorder
+    finally:
+        context.close()
+    problems = record.console_errors + record.failed_requests + record.foreign_requests
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)

@@ -1,0 +1,201 @@
+"""What a reader does on the site: search, switch colour scheme, follow "Next", open a
+notebook page; screenshots of representative pages in both schemes."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser import builtsite
+from tests.browser.conftest import (
+    SCHEMES,
+    SCREENSHOT_DIR,
+    SCREENSHOTS,
+    VIEWPORT,
+    Recorder,
+    Site,
+    Visit,
+    open_page,
+)
+
+_WORD = re.compile(r"(?<!\S)([a-z]{7,})(?![\w\-])")  # after a space, as search splits
+
+
+def search_word(visits: list[Visit]) -> tuple[str, str]:
+    """A word of one chapter's body text that no other page has, not even as the start of a
+    longer word (Material's search matches prefixes), and that is in no title or heading:
+    (word, page URL). The longest such word, so the choice is stable."""
+    light = [v for v in visits if v.scheme == "light"]
+    words = {v.url: {w.lower() for w in re.findall(r"[A-Za-z]+", v.facts["text"])}
+             for v in light}
+    in_titles = {w.lower() for v in light
+                 for t in [v.facts["title"], *v.facts["headings"]]
+                 for w in re.findall(r"[A-Za-z]+", t)}
+    starts = sorted((w, url) for url, ws in words.items() for w in ws)  # for prefix look-ups
+
+    def pages_starting_with(prefix: str) -> set[str]:
+        i = bisect.bisect_left(starts, (prefix, ""))
+        found = set()
+        while i < len(starts) and starts[i][0].startswith(prefix):
+            found.add(starts[i][1])
+            i += 1
+        return found
+
+    chapter_urls = {p.url for p in builtsite.chapters()}
+    candidates = [
+        (word, v.url)
+        for v in light if v.url in chapter_urls
+        for word in set(_WORD.findall(v.facts["prose"]))
+        if word not in in_titles and pages_starting_with(word) == {v.url}
+    ]
+    assert candidates, "no word of a chapter's body is unique to it"
+    return min(candidates, key=lambda c: (-len(c[0]), c))
+
+
+def test_search_finds_a_chapter_by_a_word_in_its_body(
+    site: Site, visits: list[Visit], new_page: tuple[Page, Recorder]
+) -> None:
+    word, url = search_word(visits)
+    page, _ = new_page
+    page.goto(site.base_url)
+    box = page.locator("input.md-search__input")
+    box.click()
+    expect(box).to_be_focused()
+    box.press_sequentially(word, delay=30)
+    results = page.locator("a.md-search-result__link")
+    expect(results.first).to_be_visible(timeout=10_000)
+    hrefs = [a.get_attribute("href") or "" for a in results.all()]
+    targets = {page.evaluate("h => new URL(h, location.href).href", h).split("#")[0].split("?")[0]
+               for h in hrefs}
+    assert targets == {site.base_url + url}, f"searching {word!r}: results {hrefs}"
+    # The result for the section holding the word carries it (?h=word): the page opened from
+    # it highlights the word (feature search.highlight).
+    page.locator(f"a.md-search-result__link[href*='?h={word}']").first.click()
+    page.wait_for_url(re.compile(re.escape(site.base_url + url) + r"\?h=" + word))
+    expect(page.locator("article mark").first).to_have_text(re.compile(word, re.IGNORECASE))
+
+
+def expect_scheme(page: Page, scheme: str, why: str = "") -> None:
+    body = page.locator("body")
+    expect(body, why or None).to_have_attribute("data-md-color-scheme", scheme)
+
+
+def test_colour_toggle_switches_and_persists(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    page, _ = new_page
+    page.goto(site.base_url)
+    expect_scheme(page, "default")
+    light_background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    page.locator("label[title='Switch to dark mode']").click()
+    expect_scheme(page, "slate")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") != light_background
+    page.reload()
+    expect_scheme(page, "slate", "the dark scheme did not survive a reload")
+    page.goto(site.base_url + site.pages[-1])
+    expect_scheme(page, "slate", "the dark scheme did not carry over to another page")
+    page.locator("label[title='Switch to light mode']").click()
+    expect_scheme(page, "default")
+    page.reload()
+    expect_scheme(page, "default", "the light scheme did not survive a reload")
+
+
+def test_footer_next_link_walks_the_nav_in_order(
+    site: Site, new_page: tuple[Page, Recorder]
+) -> None:
+    page, _ = new_page
+    expected = [p.url for p in builtsite.nav_pages()]
+    page.goto(site.base_url + expected[0])
+    seen = [expected[0]]
+    for _ in range(len(expected)):
+        next_link = page.locator("a.md-footer__link--next")
+        if next_link.count() == 0:
+            break
+        target = next_link.evaluate("a => a.href")
+        next_link.click()
+        page.wait_for_url(target)
+        seen.append(page.url.removeprefix(site.base_url))
+        assert page.locator("article h1").count() == 1, f"/{seen[-1]} has no heading"
+    assert seen == expected
+
+
+def _notebooks() -> list[builtsite.NavPage]:
+    return [p for p in builtsite.nav_pages() if p.src.endswith(".ipynb")]
+
+
+def test_notebook_pages_render(site: Site, visits: list[Visit], browser: Browser) -> None:
+    notebooks = _notebooks()
+    if not notebooks:
+        waiting = sorted(p.relative_to(builtsite.ROOT / "docs").as_posix()
+                         for p in (builtsite.ROOT / "docs").rglob("*.ipynb"))
+        pytest.skip("no notebook in mkdocs.yml's nav yet"
+                    + (f" ({', '.join(waiting)} in docs/, not in nav)" if waiting else ""))
+    context, page, _ = open_page(browser, site.base_url, "light")
+    try:
+        for nb in notebooks:
+            assert nb.url in site.pages, f"{nb.src} (in nav) is not a page of the built site"
+            cells = json.loads((builtsite.ROOT / "docs" / nb.src).read_text(encoding="utf-8"))
+            code_cells = [c for c in cells["cells"] if c["cell_type"] == "code"]
+            nonempty = [c for c in code_cells if c.get("source")]
+            page.goto(site.base_url + nb.url)
+            wrapper = page.locator("article .jupyter-wrapper")
+            assert wrapper.count() == 1, f"/{nb.url}: not rendered as a notebook"
+            assert page.locator("article h1").count() >= 1, f"/{nb.url}: no title"
+            rendered = page.locator(".jp-Notebook > .jp-CodeCell").count()  # (nbconvert
+            # nests a second .jp-CodeCell in each)
+            assert rendered == len(code_cells), f"/{nb.url}: {rendered} of {len(code_cells)} cells"
+            errors = page.locator(".jupyter-wrapper [data-mime-type*='stderr']")
+            assert "Traceback" not in " ".join(errors.all_text_contents()), f"/{nb.url}: error"
+            outputs = page.locator(".jupyter-wrapper .jp-OutputArea-output").count()
+            assert outputs > 0 or not nonempty, f"/{nb.url}: no cell output (not executed?)"
+    finally:
+        context.close()
+    for v in visits:
+        if v.url in {nb.url for nb in notebooks}:
+            assert v.facts["notebookCells"] > 0, f"{v.name}: no notebook code cells"
+
+
+def representative_pages(site: Site, visits: list[Visit]) -> dict[str, str]:
+    """name -> URL: the home page, the longest chapter, and a notebook page (the worked
+    example until the nav has a notebook)."""
+    notebooks = _notebooks()
+    third = notebooks[0].url if notebooks else "worked-example/"
+    text = {v.url: len(v.facts["prose"]) for v in visits if v.scheme == "light"}
+    chapter = max((p.url for p in builtsite.chapters() if p.url != third),
+                  key=lambda u: text.get(u, 0))
+    return {"home": "", "chapter": chapter, "notebook" if notebooks else "worked-example": third}
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_screenshots(site: Site, visits: list[Visit], browser: Browser, scheme: str) -> None:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    context, page, _ = open_page(browser, site.base_url, scheme)
+    try:
+        for name, url in representative_pages(site, visits).items():
+            page.goto(site.base_url + url, wait_until="networkidle")
+            path = SCREENSHOT_DIR / f"{name}-{scheme}.png"
+            # The whole page, down to 4000 px: long chapters would make 40 MP images.
+            height = min(page.evaluate("document.documentElement.scrollHeight"), 4000)
+            page.screenshot(path=path, full_page=True,
+                            clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height})
+            assert path.stat().st_size > 10_000, f"{path} looks empty"
+            SCREENSHOTS.append(path)
+    finally:
+        context.close()
+
+
+def test_404_page(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    """A missing page gets the site's 404 page, styled (its links are absolute, under the
+    site_url path), with no failed request."""
+    page, recorder = new_page
+    record = Visit("no-such-page/", "light")
+    recorder.visit, outer = record, recorder.visit
+    response = page.goto(site.base_url + "no-such-page/", wait_until="networkidle")
+    recorder.visit = outer
+    assert response is not None and response.status == 404
+    assert "404" in page.locator("article").inner_text()
+    assert page.locator("header.md-header").is_visible()
+    assert record.failed_requests == [] and record.foreign_requests == []
+    assert [e for e in record.console_errors if "404" not in e] == []
