@@ -1,15 +1,19 @@
-"""Figures of the activation functions: ReLU, exact and tanh GELU, SiLU."""
+"""Figures of the activation functions: ReLU, exact and tanh GELU, SiLU, and their derivatives."""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.optimize
 from matplotlib.figure import Figure
 
 import ffn
 
+# Typographic characters for labels, written as escapes so the source stays plain ASCII.
+MINUS, PRIME, TIMES = "\u2212", "\u2032", "\u00d7"
+
 
 def activation_curves() -> Figure:
-    x = np.linspace(-4.0, 4.0, 801)  # (801,)
+    x = np.linspace(-4.0, 4.0, 401)  # (401,)
     fig = Figure()
     ax = fig.add_subplot()
     ax.plot(x, ffn.relu(x), label="ReLU")
@@ -22,4 +26,49 @@ def activation_curves() -> Figure:
     return fig
 
 
-FIGURES = {"activation-curves": activation_curves}
+def _gelu_gap(x: float) -> float:
+    """exact GELU minus tanh GELU at one point."""
+    return float(ffn.gelu(x) - ffn.gelu(x, approximate="tanh"))
+
+
+def gelu_error() -> Figure:
+    x = np.linspace(-6.0, 6.0, 481)  # (481,)
+    gap = ffn.gelu(x) - ffn.gelu(x, approximate="tanh")  # (481,)
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.plot(x, gap * 1e4, label=f"exact {MINUS} tanh")
+    # The two extremes (the gap is even in x), refined from the grid like on the page.
+    for guess in (-2.7, 2.7):
+        found = scipy.optimize.minimize_scalar(
+            lambda t: -abs(_gelu_gap(t)), bounds=(guess - 0.2, guess + 0.2), method="bounded"
+        )
+        ax.plot([found.x], [_gelu_gap(found.x) * 1e4], "o", color="C1")
+        label = f"x = {found.x:+.3f}".replace("-", MINUS)
+        ax.annotate(label, (found.x, _gelu_gap(found.x) * 1e4),
+                    textcoords="offset points", xytext=(0, -16), ha="center")
+    ax.set_xlabel("x")
+    ax.set_ylabel(f"GELU difference ({TIMES} 10⁻⁴)")
+    ax.set_ylim(-6.0, 3.0)
+    ax.legend(loc="upper right")
+    return fig
+
+
+def activation_derivatives() -> Figure:
+    x = np.linspace(-4.0, 4.0, 401)  # (401,); 0 is a grid point, where relu_grad gives 0
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.plot(x, ffn.relu_grad(x), label=f"ReLU{PRIME}", drawstyle="steps-mid")
+    ax.plot(x, ffn.gelu_grad(x), label=f"GELU{PRIME} (exact)")
+    ax.plot(x, ffn.silu_grad(x), label=f"SiLU{PRIME}")
+    ax.set_xlabel("x")
+    ax.set_ylabel("derivative")
+    ax.set_ylim(-0.2, 1.25)
+    ax.legend(loc="upper left")
+    return fig
+
+
+FIGURES = {
+    "activation-curves": activation_curves,
+    "gelu-error": gelu_error,
+    "activation-derivatives": activation_derivatives,
+}
