@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import hypothesis.extra.numpy as hnp
@@ -24,6 +24,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ffn
+from tests.test_errors import ELEMENTWISE
+from tests.test_feedforward import numerical_grad
 
 SETTINGS = settings(
     database=None,
@@ -39,16 +41,6 @@ LIMIT = 1e4  # "finite input up to 1e4 in magnitude": no NaN, no warning
 # Largest |act'(x)| over all x: bounds how a rounding error in h_pre grows in h.
 MAX_SLOPE = {"relu": 1.0, "gelu": 1.13, "gelu_tanh": 1.13, "silu": 1.1}
 
-ELEMENTWISE: dict[str, Callable[[object], np.ndarray]] = {
-    "relu": ffn.relu,
-    "relu_grad": ffn.relu_grad,
-    "gelu": ffn.gelu,
-    "gelu_grad": ffn.gelu_grad,
-    "gelu_tanh": lambda x: ffn.gelu(x, approximate="tanh"),
-    "gelu_tanh_grad": lambda x: ffn.gelu_grad(x, approximate="tanh"),
-    "silu": ffn.silu,
-    "silu_grad": ffn.silu_grad,
-}
 
 
 @contextmanager
@@ -217,18 +209,6 @@ def test_activations_keep_dtype_and_shape_and_stay_finite(name: str, x: np.ndarr
 # ---------------------------------------------------------------- backward
 
 
-def numerical_grad(loss: Callable[[], float], array: np.ndarray, h: float) -> np.ndarray:
-    """Central differences of loss() with respect to each entry (perturbed in place)."""
-    grad = np.zeros_like(array)
-    for idx in np.ndindex(array.shape):
-        original = array[idx]
-        array[idx] = original + h
-        plus = loss()
-        array[idx] = original - h
-        minus = loss()
-        array[idx] = original
-        grad[idx] = (plus - minus) / (2 * h)
-    return grad
 
 
 @settings(SETTINGS, max_examples=30)
