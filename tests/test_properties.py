@@ -42,7 +42,6 @@ LIMIT = 1e4  # "finite input up to 1e4 in magnitude": no NaN, no warning
 MAX_SLOPE = {"relu": 1.0, "gelu": 1.13, "gelu_tanh": 1.13, "silu": 1.1}
 
 
-
 @contextmanager
 def strict() -> Iterator[None]:
     """Every warning is an error, and so is overflow, 0/0 or inf - inf.
@@ -207,8 +206,6 @@ def test_activations_keep_dtype_and_shape_and_stay_finite(name: str, x: np.ndarr
 
 
 # ---------------------------------------------------------------- backward
-
-
 
 
 @settings(SETTINGS, max_examples=30)
