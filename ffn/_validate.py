@@ -174,3 +174,25 @@ def check_bias(b: FloatArray | None, name: str, size: int, size_name: str) -> No
         raise ValueError(
             f"{name} must be 1-D with shape ({size_name},) = ({size},), got shape {b.shape}"
         )
+
+
+def check_dy(
+    dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any], caller: str
+) -> FloatArray:
+    """``dy`` for a ``backward``: after a forward, with its output's shape, in the layer's dtype.
+
+    ``out_shape`` is ``None`` when no forward pass has run; ``caller`` names the call
+    that would run one (``"block"``, ``"norm"``, ...), for the message.
+
+    Raises:
+        RuntimeError: if no forward pass has run, or ``dy`` has another shape.
+        TypeError: if ``dy`` is not real numeric data.
+    """
+    if out_shape is None:
+        raise RuntimeError(f"backward() called before a forward pass: call {caller}(x) first")
+    dy_arr = as_float_array(dy, "dy")
+    if dy_arr.shape != out_shape:
+        raise RuntimeError(
+            f"dy has shape {dy_arr.shape} but the last forward output has shape {out_shape}"
+        )
+    return dy_arr.astype(dtype, copy=False)

@@ -14,6 +14,7 @@ from ffn._validate import (
     as_float_array,
     check_bias,
     check_bool,
+    check_dy,
     check_float_dtype,
     check_input,
     check_matrix,
@@ -412,19 +413,10 @@ class FeedForward:
             ValueError: if ``dy`` cannot be made into an array (a ragged list).
         """
         cache = self._cache
-        if cache is None:
-            raise RuntimeError(
-                "backward() called before a forward pass: call block(x) first"
-            )
-        dy_arr = as_float_array(dy, "dy")
-        out_shape = (*cache.lead, self.d_model)
-        if dy_arr.shape != out_shape:
-            raise RuntimeError(
-                f"dy has shape {dy_arr.shape} but the last forward output has shape {out_shape}"
-            )
-        n_rows = cache.x2.shape[0]
-        dy2 = dy_arr.astype(self._dtype, copy=False)
-        dy2 = dy2.reshape(n_rows, self.d_model)  # (N, d_model)
+        out_shape = None if cache is None else (*cache.lead, self.d_model)
+        dy_arr = check_dy(dy, out_shape, self._dtype, "block")
+        assert cache is not None  # check_dy raised otherwise
+        dy2 = dy_arr.reshape(cache.x2.shape[0], self.d_model)  # (N, d_model)
         # An inf can meet a zero slope (inf * 0) or an inf of the other sign
         # in a sum: nan is then the answer, without a warning.
         with np.errstate(invalid="ignore", over="ignore"):

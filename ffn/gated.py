@@ -16,6 +16,7 @@ from ffn._validate import (
     check_bias,
     check_bool,
     check_choice,
+    check_dy,
     check_float_dtype,
     check_input,
     check_matrix,
@@ -366,18 +367,10 @@ class GatedFeedForward:
             TypeError: if ``dy`` is not real numeric data.
         """
         cache = self._cache
-        if cache is None:
-            raise RuntimeError(
-                "backward() called before a forward pass: call block(x) first"
-            )
-        dy_arr = as_float_array(dy, "dy")
-        out_shape = (*cache.lead, self.d_model)
-        if dy_arr.shape != out_shape:
-            raise RuntimeError(
-                f"dy has shape {dy_arr.shape} but the last forward output has shape {out_shape}"
-            )
-        dy2 = dy_arr.astype(self._dtype, copy=False)
-        dy2 = dy2.reshape(cache.x2.shape[0], self.d_model)  # (N, d_model)
+        out_shape = None if cache is None else (*cache.lead, self.d_model)
+        dy_arr = check_dy(dy, out_shape, self._dtype, "block")
+        assert cache is not None  # check_dy raised otherwise
+        dy2 = dy_arr.reshape(cache.x2.shape[0], self.d_model)  # (N, d_model)
 
         dW2 = cache.h.T @ dy2  # (d_ff, d_model)
         db2 = dy2.sum(axis=0) if self._b2 is not None else None  # (d_model,)

@@ -12,6 +12,7 @@ from ffn._validate import (
     FloatArray,
     as_float_array,
     check_bias,
+    check_dy,
     check_float_dtype,
     check_input,
     check_positive_int,
@@ -188,18 +189,12 @@ class LayerNorm:
                 have the output's shape (the message shows both).
             TypeError: if ``dy`` is not real numeric data.
         """
-        if self._cache is None:
-            raise RuntimeError(
-                "backward() called before a forward pass: call norm(x) first"
-            )
-        x_hat, std, lead = self._cache
-        dy_arr = as_float_array(dy, "dy")
-        out_shape = (*lead, self.d_model)
-        if dy_arr.shape != out_shape:
-            raise RuntimeError(
-                f"dy has shape {dy_arr.shape} but the last forward output has shape {out_shape}"
-            )
-        dy2 = dy_arr.astype(self._dtype, copy=False).reshape(x_hat.shape)  # (N, d_model)
+        cache = self._cache
+        out_shape = None if cache is None else (*cache[2], self.d_model)
+        dy_arr = check_dy(dy, out_shape, self._dtype, "norm")
+        assert cache is not None  # check_dy raised otherwise
+        x_hat, std, _ = cache
+        dy2 = dy_arr.reshape(x_hat.shape)  # (N, d_model)
 
         dgamma = np.sum(dy2 * x_hat, axis=0)  # (d_model,)
         dbeta = np.sum(dy2, axis=0)  # (d_model,)

@@ -8,8 +8,8 @@ import numpy as np
 
 from ffn._validate import (
     FloatArray,
-    as_float_array,
     check_choice,
+    check_dy,
     check_input,
     describe,
 )
@@ -208,17 +208,7 @@ class Sublayer:
                 have the output's shape.
             TypeError: if ``dy`` is not real numeric data.
         """
-        if self._out_shape is None:
-            raise RuntimeError(
-                "backward() called before a forward pass: call sublayer(x) first"
-            )
-        dy_arr = as_float_array(dy, "dy")
-        if dy_arr.shape != self._out_shape:
-            raise RuntimeError(
-                f"dy has shape {dy_arr.shape} but the last forward output "
-                f"has shape {self._out_shape}"
-            )
-        dy_arr = dy_arr.astype(self.dtype, copy=False)
+        dy_arr = check_dy(dy, self._out_shape, self.dtype, "sublayer")
         if self._placement == "pre":
             df = dy_arr if self._keep is None else dy_arr * self._keep
             dx = self._norm.backward(self._block.backward(df))

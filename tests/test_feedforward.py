@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import tracemalloc
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pytest
@@ -91,6 +91,21 @@ def numerical_grad(
         array[idx] = original
         grad[idx] = (plus - minus) / (2 * h)
     return grad
+
+
+def assert_grads_match(
+    analytic: Mapping[str, np.ndarray | None],
+    numeric: Mapping[str, np.ndarray | None],
+    atol: float = 2e-9,
+) -> None:
+    """Each analytic gradient has the shape of, and is close to, its finite-difference twin."""
+    for name, expected in numeric.items():
+        got = analytic[name]
+        if expected is None:
+            assert got is None, name
+            continue
+        assert got is not None and got.shape == expected.shape, name
+        np.testing.assert_allclose(got, expected, rtol=1e-7, atol=atol, err_msg=name)
 
 
 # ---------------------------------------------------------------- forward
@@ -189,13 +204,7 @@ def test_backward_matches_finite_differences(
         numeric[name] = None if array is None else numerical_grad(loss, array)
 
     assert set(block.grads) == {"W1", "b1", "W2", "b2"}
-    for name, expected in numeric.items():
-        got = analytic[name]
-        if expected is None:
-            assert got is None, name
-            continue
-        assert got is not None and got.shape == expected.shape, name
-        np.testing.assert_allclose(got, expected, rtol=1e-7, atol=2e-9, err_msg=name)
+    assert_grads_match(analytic, numeric)
 
 
 def test_backward_spanning_many_blocks_matches_the_chain_rule() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import ffn
 from tests.test_errors import BAD_X, BAD_X_IDS, raises
-from tests.test_feedforward import numerical_grad
+from tests.test_feedforward import assert_grads_match, numerical_grad
 
 D = 5
 
@@ -126,10 +126,7 @@ def test_backward_matches_finite_differences(shape: tuple[int, ...], eps: float)
 
     numeric = {"x": numerical_grad(loss, xx), "gamma": numerical_grad(loss, g),
                "beta": numerical_grad(loss, b)}
-    for name, expected in numeric.items():
-        assert analytic[name].shape == expected.shape, name
-        np.testing.assert_allclose(analytic[name], expected, rtol=1e-7, atol=1e-9,
-                                   err_msg=name)
+    assert_grads_match(analytic, numeric, atol=1e-9)
 
 
 def test_input_gradient_is_orthogonal_to_shifts_and_scalings() -> None:
