@@ -333,7 +333,7 @@ def main() -> None:
     for r in checked:
         limit = TARGETS[(r.row.activation, r.row.dtype)]
         ok = "yes" if r.vs_gemm <= limit else "NO"
-        verdicts = [f"ffn/GEMMs {r.vs_gemm:.2f} <= {limit:.2f}: {ok}"]
+        verdicts = [f"ffn/GEMMs {r.vs_gemm:.3f} <= {limit:.2f}: {ok}"]
         if r.row.activation == "gelu_tanh" and r.row.dtype == "float32":
             if r.vs_torch is None:
                 verdicts.append("ffn/PyTorch n/a")
