@@ -63,6 +63,15 @@ def close(ours: np.ndarray | None, theirs: object, name: str = "") -> None:
     np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL, err_msg=name)
 
 
+def close_grads(grads: dict[str, np.ndarray | None], tensors: dict[str, object]) -> None:
+    """Each of our gradients against its torch leaf's ``.grad`` (None where torch has no leaf)."""
+    for name, t in tensors.items():
+        if t is None:
+            assert grads[name] is None, name
+        else:
+            close(grads[name], t.grad, name)  # type: ignore[attr-defined]
+
+
 # ---------------------------------------------------------------- the skip helper
 
 
@@ -131,11 +140,7 @@ def test_feedforward(activation: str, bias: bool) -> None:
     ty.backward(torch.tensor(dy))
     close(y, ty, "y")
     close(dx, tx.grad, "x")  # type: ignore[union-attr]
-    for name, t in {"W1": tW1, "b1": tb1, "W2": tW2, "b2": tb2}.items():
-        if t is None:
-            assert block.grads[name] is None
-        else:
-            close(block.grads[name], t.grad, name)  # type: ignore[attr-defined]
+    close_grads(block.grads, {"W1": tW1, "b1": tb1, "W2": tW2, "b2": tb2})
 
 
 # ---------------------------------------------------------------- GatedFeedForward
@@ -172,12 +177,7 @@ def test_gated_feedforward(variant: str, bias: bool) -> None:
     ty.backward(torch.tensor(dy))
     close(y, ty, "y")
     close(dx, tx.grad, "x")  # type: ignore[union-attr]
-    tensors = {"W": tW, "V": tV, "W2": tW2, "b": tb, "c": tc, "b2": tb2}
-    for name, t in tensors.items():
-        if t is None:
-            assert block.grads[name] is None
-        else:
-            close(block.grads[name], t.grad, name)  # type: ignore[attr-defined]
+    close_grads(block.grads, {"W": tW, "V": tV, "W2": tW2, "b": tb, "c": tc, "b2": tb2})
 
 
 # ---------------------------------------------------------------- LayerNorm
