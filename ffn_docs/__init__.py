@@ -1,0 +1,6 @@
+"""Build-time helpers for the site, kept out of `ffn`: Python-Markdown extensions that
+mkdocs.yml names under `markdown_extensions`, so that MkDocs and Zensical both run them.
+
+Importable without being in the wheel: the editable install (`pip install -e .`, done by
+scripts/_env.sh) puts the repository root on sys.path, as `ffn`'s parent directory.
+"""
