@@ -22,8 +22,21 @@ PYTHON_LANGS = ("py", "python", "python3")
 MD_OUTPUT_OPEN = "<!-- output: markdown -->"
 MD_OUTPUT_CLOSE = "<!-- /output -->"
 # A number in prose tied to code: `0.602<!--= {gelu_0772:.3f} -->`. The shown text is the
-# run of number-like characters right before the comment; the comment is an f-string.
-TIE = re.compile(r"(?P<shown>[\w.,+\-−%×·]+)<!--=\s*(?P<expr>.*?)\s*-->")  # noqa: RUF001
+# run of number-like characters right before the comment; the comment is an f-string. The
+# run neither starts nor ends with `_`, so that emphasis markers may close around it:
+# `_0.602_<!--= ... -->` and `**53**<!--= ... -->` show 0.602 and 53.
+_END = r"[^\W_]|[.,+\-−%×·]"  # noqa: RUF001
+SHOWN = re.compile(rf"(?:{_END})(?:[\w.,+\-−%×·]*(?:{_END}))?")  # noqa: RUF001
+TIE = re.compile(rf"(?P<shown>{SHOWN.pattern})(?P<emphasis>[*_]{{0,3}})"
+                 r"<!--=\s*(?P<expr>.*?)\s*-->")
+# A fence's opening run (CommonMark: three or more backticks or tildes).
+_FENCE = re.compile(r"^ *(?P<fence>`{3,}|~{3,})")
+# Fence options pytest-markdown-docs or this harness act on. Anything else on a python fence is
+# a typo (`continuaton`) that would silently change what runs, except `key="value"` attributes
+# (Material's `title="..."`, `linenums="1"`, `hl_lines="2 3"`), which only change the looks.
+OPTIONS = ("continuation", "notest")
+OPTION_PREFIXES = ("fixture:", "runner:", "retry:")
+_ATTRIBUTE = re.compile(r"""[\w-]+=(?:"[^"]*"|'[^']*'|\S*)""")
 # A block that prints but shows no output says why, in a comment the reader sees.
 EXEMPT = re.compile(r"#[ \t]*output not shown:[ \t]*\S")
 
@@ -35,9 +48,15 @@ def flatten_containers(text: str) -> str:
     while changed:  # one nesting level per pass
         changed = False
         out: list[str] = []
+        fence = ""  # the open fence's run: inside a fence, `!!! x` is printed text, not a header
         i = 0
         while i < len(lines):
-            m = _CONTAINER.match(lines[i])
+            f = _FENCE.match(lines[i])
+            if fence and re.fullmatch(rf" *{fence[0]}{{{len(fence)},}} *", lines[i]):
+                fence = ""
+            elif f and not fence:
+                fence = f["fence"]
+            m = None if fence else _CONTAINER.match(lines[i])
             if not m:
                 out.append(lines[i])
                 i += 1
@@ -74,6 +93,8 @@ class Output:
     end: int  # one past the last content line
     last: int  # one past the closing fence or comment
     indent: str
+    fence: str = ""  # a text fence's opening run, e.g. "```"
+    closed: bool = True  # False for a text fence that runs to the end of the page
 
 
 @dataclass
@@ -104,6 +125,7 @@ class Page:
     lines: list[str]
     blocks: list[Block]
     orphan_ties: list[tuple[int, re.Match[str]]]
+    newline: str = "\n"  # the page's line ending, kept when it is rewritten
 
     @property
     def name(self) -> str:
@@ -137,9 +159,26 @@ def _indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" "))]
 
 
+def read(path: Path) -> tuple[list[str], str]:
+    """The page's lines (without line endings) and its line ending, "\\r\\n" or "\\n"."""
+    text = path.read_bytes().decode("utf8")
+    newline = "\r\n" if "\r\n" in text else "\n"  # a mixed page is written back with CRLF
+    return text.replace("\r\n", "\n").split("\n"), newline
+
+
+def _check_options(info: str, where: str) -> None:
+    words = _ATTRIBUTE.sub(" ", info.strip().strip("{}")).split()
+    lang = next((w for w in words if w.startswith(".")), None) if info.strip()[:1] == "{" else None
+    for word in words[1:] if lang is None else [w for w in words if w != lang]:
+        if word not in OPTIONS and not word.startswith(OPTION_PREFIXES):
+            valid = ", ".join([*OPTIONS, *(p + "..." for p in OPTION_PREFIXES)])
+            raise ValueError(f"{where}: unknown fence option {word!r} (valid: {valid}, "
+                             'and attributes such as title="...")')
+
+
 def load(path: Path) -> Page:
-    text = path.read_text("utf8")
-    lines = text.split("\n")
+    lines, newline = read(path)
+    text = "\n".join(lines)
     tokens = parser().parse(text)
     blocks: list[Block] = []
     fenced: set[int] = set()  # lines inside any fence: ties are not searched there
@@ -148,7 +187,10 @@ def load(path: Path) -> Page:
             continue
         fenced.update(range(*tok.map))
         info = parse_superfences_block_info(tok.info)
-        if not info or info[0] not in PYTHON_LANGS or "notest" in info:
+        if not info or info[0] not in PYTHON_LANGS:
+            continue
+        _check_options(tok.info, f"{display(path)}:{tok.map[0] + 1}")
+        if "notest" in info:
             continue
         block = Block(
             start=tok.map[0] + 1,
@@ -164,7 +206,12 @@ def load(path: Path) -> Page:
                 j += 1
             block.after = max(t.map[1] for t in tokens[i + 1 : j] if t.map)
             j += 1
-        block.output = _output_at(tokens, j, lines)
+        block.output = _output_at(tokens, j, lines, path)
+        if block.continuation and not blocks:
+            raise ValueError(f"{display(path)}:{block.start}: `continuation` but no python block "
+                             "above it runs, so there is nothing to continue (remove the option)")
+        if block.output is not None:  # printed Markdown is output, not prose: no ties in it
+            fenced.update(range(block.output.start, block.output.end))
         blocks.append(block)
 
     orphans: list[tuple[int, re.Match[str]]] = []
@@ -172,27 +219,30 @@ def load(path: Path) -> Page:
         if n in fenced:
             continue
         if line.count("<!--=") != len(TIE.findall(line)):
-            # e.g. `**53**<!--= ... -->`: nothing number-like right before it, so nothing checked
+            # e.g. `(53)<!--= ... -->`: nothing number-like right before it, so nothing checked
             raise ValueError(f"{display(path)}:{n + 1}: a `<!--=` comment does not follow a "
                              "number directly (write the number right before it)")
         for m in TIE.finditer(line):
             owner = [b for b in blocks if b.start <= n]
             (owner[-1].ties if owner else orphans).append((n, m))
-    return Page(path, lines, blocks, orphans)
+    return Page(path, lines, blocks, orphans, newline)
 
 
-def _output_at(tokens: list, j: int, lines: list[str]) -> Output | None:
+def _output_at(tokens: list, j: int, lines: list[str], path: Path) -> Output | None:
     if j >= len(tokens) or not tokens[j].map:
         return None
     tok = tokens[j]
     first, last = tok.map
     if tok.type == "fence" and parse_superfences_block_info(tok.info)[:1] == ["text"]:
-        closed = last - first >= 2 and lines[last - 1].strip().startswith(("```", "~~~"))
+        fence = _FENCE.match(lines[first])["fence"]  # type: ignore[index]
+        closing = rf" *{fence[0]}{{{len(fence)},}} *"
+        closed = last - first >= 2 and re.fullmatch(closing, lines[last - 1]) is not None
         return Output("text", first, first + 1, last - 1 if closed else last, last,
-                      _indent_of(lines[first]))
+                      _indent_of(lines[first]), fence, closed)
     if tok.type == "html_block" and lines[first].strip() == MD_OUTPUT_OPEN:
         for n in range(first + 1, len(lines)):
             if lines[n].strip() == MD_OUTPUT_CLOSE:
                 return Output("markdown", first, first + 1, n, n + 1, _indent_of(lines[first]))
-        raise ValueError(f"line {first + 1}: {MD_OUTPUT_OPEN} has no {MD_OUTPUT_CLOSE}")
+        raise ValueError(f"{display(path)}:{first + 1}: {MD_OUTPUT_OPEN} has no "
+                         f"{MD_OUTPUT_CLOSE} after it")
     return None

@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import difflib
 import io
+import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -49,23 +51,35 @@ class Edit:
 
 
 @dataclass
+class Live:
+    """What the last block of a page that ran cleanly leaves for a continuation block."""
+
+    start: int  # its first code line
+    namespace: dict[str, Any]
+    print_options: dict[str, Any]
+    cwd: str  # a chain keeps its own working directory, as it keeps its print options
+
+
+@dataclass
 class State:
     """Per-session state: parsed pages, live namespaces, pending rewrites."""
 
     update: bool
-    pages: dict[Path, Page] = field(default_factory=dict)
-    # path -> (start line of the last block that ran cleanly, its namespace, numpy print options)
-    live: dict[Path, tuple[int, dict[str, Any], dict[str, Any] | None]] = field(
-        default_factory=dict)
+    pages: dict[Path, Page | None] = field(default_factory=dict)  # None: malformed, reported
+    live: dict[Path, Live] = field(default_factory=dict)
     edits: dict[Path, list[Edit]] = field(default_factory=dict)
 
     def page(self, path: Path) -> Page:
         if path not in self.pages:
             try:
                 self.pages[path] = pages.load(path)
-            except ValueError as exc:  # a malformed page: report it like a wrong number
+            except ValueError as exc:  # a malformed page: report it like a wrong number, once
+                self.pages[path] = None
                 raise DocMismatch(str(exc)) from None
-        return self.pages[path]
+        page = self.pages[path]
+        if page is None:  # its other blocks cannot be checked; the failure above says why
+            pytest.skip(f"{pages.display(path)} is malformed (reported once, above)")
+        return page
 
 
 # A stack, so that a pytest run inside a test (the harness's own tests) gets its own state.
@@ -125,37 +139,40 @@ class CheckedRunner(DefaultRunner):
             raise DocMismatch(f"{page.name}:{n + 1}: prose number {m['shown']!r} is tied to code "
                               "but no python block comes before it")
 
-        namespace, options = self._namespace(state, page, block, args)
-        _reset_print_state(options)
+        home = os.getcwd()  # a block's os.chdir must not leak into other chains and pages
         printed = io.StringIO()
         try:
+            namespace = self._enter(state, page, block, args)
             with contextlib.redirect_stdout(printed):
                 _exec(block, path, namespace)
-            state.live[path] = (block.start, namespace, _print_options())
+            state.live[path] = Live(block.start, namespace, _print_options(), os.getcwd())
             problems = _check_output(state, page, block, printed.getvalue())
             problems += _check_ties(state, page, block, namespace)
         finally:
+            os.chdir(home)
             _reset_print_state(None)
         if problems:
             raise DocMismatch("\n\n".join(problems))
 
     @staticmethod
-    def _namespace(
-        state: State, page: Page, block: Block, args: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def _enter(state: State, page: Page, block: Block, args: dict[str, Any]) -> dict[str, Any]:
+        """Set up print options and cwd for the block; return the namespace it runs in."""
         chain = page.chain_before(block)
+        last = state.live.get(page.path)
         if not chain:
             state.live.pop(page.path, None)
-            return args, None
-        last = state.live.get(page.path)
-        if last is not None and last[0] == chain[-1].start:
-            return last[1], last[2]
+            _reset_print_state(None)
+            return args
+        if last is not None and last.start == chain[-1].start:
+            _reset_print_state(last.print_options)
+            os.chdir(last.cwd)
+            return last.namespace
         # Run alone (say with -k): replay the chain quietly, then run this block.
         _reset_print_state(None)
         with contextlib.redirect_stdout(io.StringIO()):
             for earlier in chain:
                 _exec(earlier, page.path, args)
-        return args, _print_options()
+        return args
 
     def repr_failure(self, test: FenceTestDefinition, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, DocMismatch):
@@ -183,6 +200,12 @@ def _strip(lines: list[str]) -> list[str]:
     return lines
 
 
+def _fence_for(produced: list[str], fence: str = "```") -> str:
+    """`fence`, made longer than any run of its character in the output: no line closes it."""
+    runs = [len(r) for ln in produced for r in re.findall(re.escape(fence[0]) + "+", ln)]
+    return fence[0] * max(len(fence), max(runs, default=0) + 1)
+
+
 def _check_output(state: State, page: Page, block: Block, printed: str) -> list[str]:
     produced = _strip(printed.split("\n"))
     out = block.output
@@ -191,9 +214,11 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
         if not produced or block.exempt:
             return []
         if state.update:
-            ind = block.indent
-            new = ["", f'{ind}```text title="Output"', *[ind + ln if ln else "" for ln in produced],
-                   f"{ind}```"]
+            ind, fence = block.indent, _fence_for(produced)
+            new = ["", f'{ind}{fence}text title="Output"',
+                   *[ind + ln if ln else "" for ln in produced], f"{ind}{fence}"]
+            if block.after < len(page.lines) and page.lines[block.after].strip():
+                new.append("")  # prose right under the block stays a paragraph of its own
             _record(state, page, Edit(block.after, block.after, new, "output block added"))
             return []
         return [f"{where}: the block prints but no output block follows it "
@@ -215,7 +240,14 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
             body = [out.indent + ln if ln else "" for ln in produced]
             if out.kind == "markdown":
                 body = ["", *body, ""]
-            _record(state, page, Edit(out.start, out.end, body, "output updated"))
+            fence = _fence_for(produced, out.fence) if out.kind == "text" else ""
+            if fence != out.fence or not out.closed:  # rewrite the fence lines too
+                opening = page.lines[out.first]
+                opening = out.indent + fence + opening.lstrip()[len(out.fence):]
+                _record(state, page, Edit(out.first, out.last,
+                                          [opening, *body, out.indent + fence], "output updated"))
+            else:
+                _record(state, page, Edit(out.start, out.end, body, "output updated"))
         return []
     return [f"{page.name}:{line}: the output block differs from what the block at line "
             f"{block.start} prints\n" + _diff(shown, produced)]
@@ -223,7 +255,7 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
 
 def _check_ties(state: State, page: Page, block: Block, namespace: dict[str, Any]) -> list[str]:
     problems: list[str] = []
-    fixed: dict[int, str] = {}
+    fixes: dict[int, list[tuple[int, int, str]]] = {}  # line -> (start, end, new text)
     for n, m in block.ties:
         try:
             value = eval("f" + repr(m["expr"]), namespace)  # the comment is an f-string
@@ -233,13 +265,19 @@ def _check_ties(state: State, page: Page, block: Block, namespace: dict[str, Any
             continue
         if value == m["shown"]:
             continue
-        if state.update:
-            line = fixed.get(n, page.lines[n])
-            fixed[n] = line.replace(m.group(0), f"{value}<!--= {m['expr']} -->", 1)
+        if not pages.SHOWN.fullmatch(value):  # written to the page, it would not read back
+            problems.append(f"{page.name}:{n + 1}: prose tie {m['expr']!r} gives {value!r}, "
+                            "which a tie cannot show (only digits, letters and .,+-−%×·, "  # noqa: RUF001
+                            "not starting or ending with _)")
+        elif state.update:  # only the shown number changes: its emphasis and comment stay
+            fixes.setdefault(n, []).append((m.start("shown"), m.end("shown"), value))
         else:
             problems.append(f"{page.name}:{n + 1}: prose number shows {m['shown']!r} but "
                             f"{m['expr']!r} gives {value!r}")
-    for n, line in fixed.items():
+    for n, spans in fixes.items():
+        line = page.lines[n]
+        for start, end, value in sorted(spans, reverse=True):  # right to left: columns stay valid
+            line = line[:start] + value + line[end:]
         _record(state, page, Edit(n, n + 1, [line], "prose number updated"))
     return problems
 
@@ -248,16 +286,40 @@ def _record(state: State, page: Page, edit: Edit) -> None:
     state.edits.setdefault(page.path, []).append(edit)
 
 
+def rewrite(lines: list[str], edits: list[Edit]) -> list[str]:
+    """The lines with the edits applied. Edits are in the lines' numbering and must not overlap.
+
+    An insertion before line n (start == end == n) goes before an edit of line n itself.
+    """
+    out: list[str] = []
+    done = 0  # lines before this one are in `out`
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        if e.start < done:
+            raise ValueError(f"line {e.start + 1}: two rewrites overlap ({e.what})")
+        out += lines[done : e.start] + e.lines
+        done = e.end
+    return out + lines[done:]
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = _states[-1]
+    write = session.config.get_terminal_writer().line
     for path, edits in state.edits.items():
-        lines = path.read_text("utf8").split("\n")
-        for e in sorted(edits, key=lambda e: e.start, reverse=True):  # bottom-up: lines stay valid
-            lines[e.start : e.end] = e.lines
-        path.write_text("\n".join(lines), "utf8")
+        page = state.pages[path]
+        assert page is not None  # a malformed page records no edits
+        if pages.read(path)[0] != page.lines:  # edited while we ran: our line numbers are stale
+            write(f"{UPDATE_OPTION}: NOT rewritten: {page.name} changed while the tests ran")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            continue
+        try:
+            lines = rewrite(page.lines, edits)
+        except ValueError as exc:  # a harness bug: leave the page as it is
+            write(f"{UPDATE_OPTION}: NOT rewritten: {page.name}:{exc}")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            continue
+        path.write_bytes(page.newline.join(lines).encode("utf8"))
         counts: dict[str, int] = {}
         for e in edits:
             counts[e.what] = counts.get(e.what, 0) + 1
         summary = ", ".join(f"{k}: {v}" for k, v in counts.items())
-        session.config.get_terminal_writer().line(
-            f"{UPDATE_OPTION}: rewrote {pages.display(path)} ({summary})")
+        write(f"{UPDATE_OPTION}: rewrote {page.name} ({summary})")
