@@ -1,7 +1,8 @@
 """FFN by the Numbers: the transformer feed-forward block in plain numpy.
 
-Row-vector convention throughout: ``y = act(x @ W1 + b1) @ W2 + b2`` with
-``W1`` of shape ``(d_model, d_ff)`` and ``W2`` of shape ``(d_ff, d_model)``.
+Row-vector convention throughout: ``y = act(x @ W1 + b1) @ W2 + b2`` with ``W1`` of shape
+``(d_model, d_ff)`` and ``W2`` of shape ``(d_ff, d_model)``. This package is the reference the
+chapters show; ``ffn.fast`` has the same block, faster.
 """
 
 from __future__ import annotations
@@ -27,46 +28,18 @@ from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
-
-# Published model dimensions (ffn/models.py), used by the chapters on sizes.
 from ffn.models import MODELS, ModelDims, get_model
-
-# Checking published numbers (ffn/report.py, used by the docs chapters).
 from ffn.report import Discrepancy, discrepancies, markdown_table
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
+from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
+
 __all__ = [
-    "ACTIVATIONS",
-    "APPROXIMATIONS",
-    "GATED_VARIANTS",
-    "MODELS",
-    "OPTIMIZERS",
-    "PLACEMENTS",
-    "Discrepancy",
-    "FeedForward",
-    "FeedForwardTrace",
-    "FitResult",
-    "GatedFeedForward",
-    "GatedFeedForwardTrace",
-    "LayerNorm",
-    "Linear",
-    "ModelDims",
-    "Sublayer",
-    "count_attention_parameters",
-    "count_flops",
-    "count_parameters",
-    "discrepancies",
-    "fit",
-    "gelu",
-    "gelu_grad",
-    "get_model",
-    "largest_d_ff",
-    "llama_d_ff",
-    "markdown_table",
-    "mean_squared_error",
-    "relu",
-    "relu_grad",
-    "silu",
-    "silu_grad",
+    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "OPTIMIZERS", "PLACEMENTS",
+    "Discrepancy", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
+    "GatedFeedForwardTrace", "LayerNorm", "Linear", "ModelDims", "Sublayer",
+    "count_attention_parameters", "count_flops", "count_parameters", "discrepancies", "fast",
+    "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff", "markdown_table",
+    "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",
 ]

@@ -1,8 +1,7 @@
-"""Shared argument checks, so every public entry point fails the same way.
+"""Argument checks shared by every public entry point, so each fails the same clear way.
 
-All checks run at the boundary (before any arithmetic), so a bad argument
-gives a short message that names it instead of a numpy traceback from deep
-inside a matmul.
+They run before any arithmetic: a bad argument gives a message that names it, not a numpy
+traceback from deep inside a matmul.
 """
 
 from __future__ import annotations
@@ -17,9 +16,6 @@ FloatArray = NDArray[np.floating[Any]]
 
 FLOAT_DTYPES: tuple[np.dtype[Any], ...] = (np.dtype(np.float32), np.dtype(np.float64))
 
-# dtype kinds that are promoted to float64: bool, signed and unsigned integers.
-_PROMOTED_KINDS = frozenset("biu")
-
 
 def describe(value: object) -> str:
     """A value's type and value for messages: ``"float 2.5"``, ``"str 'yes'"``."""
@@ -28,62 +24,45 @@ def describe(value: object) -> str:
 
 
 def as_float_array(value: object, name: str) -> FloatArray:
-    """Convert ``value`` to a float32 or float64 array without copying if possible.
+    """``value`` as a float32 or float64 array, without a copy when it already is one.
 
-    float32 and float64 arrays are returned as they are (no copy, so read-only
-    arrays stay untouched). bool, integer and float16 data is promoted to
-    float64. Everything else is rejected.
+    Big-endian floats become native ones; bool, integer and float16 data become float64.
 
     Raises:
-        TypeError: for None, strings, bytes, objects, complex numbers,
-            datetimes and extended precision floats (float96/float128).
-        ValueError: if ``value`` cannot be turned into an array at all
-            (e.g. a ragged nested list).
+        TypeError: for None, masked arrays, strings, objects, complex, float96/128 data.
+        ValueError: if ``value`` cannot be made into an array (a ragged list).
     """
     if value is None:
         raise TypeError(f"{name} must be a real numeric array, got None")
+    if isinstance(value, np.ma.MaskedArray):  # np.asarray would drop the mask silently
+        raise TypeError(f"{name} is a masked array; fill it first (e.g. {name}.filled(0.0))")
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
-        raise ValueError(
-            f"{name} could not be converted to an array: {error}"
-        ) from None
-    dtype = array.dtype
-    if dtype in FLOAT_DTYPES:
-        return array
-    if dtype.kind in _PROMOTED_KINDS or dtype == np.float16:
+        raise ValueError(f"{name} could not be converted to an array: {error}") from None
+    native = array.dtype.newbyteorder("=")  # '>f8' from np.fromfile or HDF5 is still float64
+    if native in FLOAT_DTYPES:
+        return array.astype(native, copy=False)
+    if array.dtype.kind in "biu" or native == np.float16:
         return array.astype(np.float64)
-    if dtype.kind == "f":
-        # float96/float128: silently rounding to float64 would hide a precision loss.
-        raise TypeError(
-            f"{name} has dtype {dtype}; only float32 and float64 are supported"
-        )
-    raise TypeError(f"{name} must be a real numeric array, got dtype {dtype}")
+    if array.dtype.kind == "f":  # float96/float128: rounding to float64 would hide a loss
+        raise TypeError(f"{name} has dtype {array.dtype}; only float32 and float64 are supported")
+    raise TypeError(f"{name} must be a real numeric array, got dtype {array.dtype}")
 
 
-def check_float_dtype(
-    dtype: DTypeLike, name: str = "dtype"
-) -> np.dtype[np.floating[Any]]:
-    """Return ``np.dtype(dtype)`` if it is float32 or float64, else raise TypeError."""
+def check_float_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype[np.floating[Any]]:
+    """``np.dtype(dtype)`` if it is float32 or float64, else TypeError."""
     try:
         resolved: np.dtype[Any] = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{name} must be float32 or float64, got {dtype!r}") from None
-    if resolved not in FLOAT_DTYPES:
+    if resolved.newbyteorder("=") not in FLOAT_DTYPES:
         raise TypeError(f"{name} must be float32 or float64, got {resolved}")
-    return resolved
+    return resolved.newbyteorder("=")
 
 
 def check_positive_int(value: object, name: str) -> int:
-    """Return ``value`` as a Python int if it is a positive integer.
-
-    ``bool`` is rejected even though it subclasses ``int``: ``True`` as a
-    layer width is almost certainly a mistake.
-
-    Raises:
-        TypeError: if ``value`` is not an integer (or is a bool).
-        ValueError: if ``value`` is zero or negative.
-    """
+    """``value`` as an int if it is a positive integer; a bool is refused (``True`` as a width)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {describe(value)}")
     if value <= 0:
@@ -91,101 +70,122 @@ def check_positive_int(value: object, name: str) -> int:
     return int(value)
 
 
+def check_seed(seed: object, name: str = "seed") -> int | None:
+    """A seed for ``np.random.default_rng``: a non-negative int (not a bool), or None."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be an int or None, got {describe(seed)}")
+    if seed < 0:
+        raise ValueError(f"{name} must be non-negative, got {seed}")
+    return int(seed)
+
+
+def check_real(value: object, name: str, low: float, high: float, high_open: bool) -> float:
+    """``value`` as a float in ``[low, high]`` (``[low, high)`` with ``high_open``); no bool."""
+    is_real = isinstance(value, (int, float, np.integer, np.floating))
+    if isinstance(value, (bool, np.bool_)) or not is_real:
+        raise TypeError(f"{name} must be a real number, got {describe(value)}")
+    number = float(value)  # type: ignore[arg-type]  # a real number, checked just above
+    if not (low <= number < high or (number == high and not high_open)):  # refuses nan too
+        bracket = ")" if high_open else "]"
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}{bracket}, got {number!r}")
+    return number
+
+
 def check_bool(value: object, name: str) -> bool:
-    """Return ``value`` as a bool, rejecting anything that is not a bool."""
+    """``value`` if it is a bool, else TypeError."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {describe(value)}")
     return bool(value)
 
 
 def check_choice(value: object, name: str, valid: tuple[str, ...]) -> str:
-    """Return ``value`` if it is one of the strings in ``valid``.
-
-    Raises:
-        TypeError: if ``value`` is not a str.
-        ValueError: listing the valid names if ``value`` is unknown.
-    """
+    """``value`` if it is one of the strings in ``valid``; else an error listing them."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {describe(value)}")
     if value not in valid:
-        names = ", ".join(repr(v) for v in valid)
-        raise ValueError(f"unknown {name} {value!r}; valid: {names}")
+        raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(map(repr, valid))}")
     return value
 
 
-def check_input(
-    x: object, dtype: np.dtype[Any], width: int, width_name: str
-) -> FloatArray:
-    """Convert a layer input to ``dtype`` and check its last dimension.
-
-    Args:
-        x: array-like of shape ``(..., width)`` with at least one dimension.
-        dtype: the layer's dtype; ``x`` is cast to it (a copy only if needed).
-        width: the expected size of the last dimension.
-        width_name: how the message names ``width``, e.g. ``"d_model"``.
-
-    Raises:
-        TypeError: if ``x`` is not real numeric data.
-        ValueError: if ``x`` is 0-d or its last dimension is not ``width``.
-    """
+def check_input(x: object, dtype: np.dtype[Any], width: int, width_name: str) -> FloatArray:
+    """A layer input ``(..., width)``, cast to the layer's ``dtype`` (a copy only if needed)."""
     array = as_float_array(x, "x")
     if array.ndim == 0:
         raise ValueError(
-            f"x must have at least 1 dimension (..., {width_name}), got a scalar (shape ())"
-        )
+            f"x must have at least 1 dimension (..., {width_name}), got a scalar (shape ())")
     if array.shape[-1] != width:
         raise ValueError(
             f"x has last dimension {array.shape[-1]} but {width_name} is {width} "
             f"(x.shape={array.shape})"
         )
-    # Casting to the layer dtype (not upcasting the layer) keeps the output
-    # dtype equal to the weights' dtype, whatever the caller passes in.
+    # The layer's dtype wins, so outputs always have the weights' dtype.
     return array.astype(dtype, copy=False)
 
 
 def shared_dtype(arrays: dict[str, FloatArray | None]) -> np.dtype[np.floating[Any]]:
-    """Return the one dtype shared by the given weights, or raise TypeError.
-
-    ``None`` entries (absent biases) are skipped. Mixing float32 and float64
-    is an error rather than a silent cast: it is almost always a mistake, and
-    picking either dtype would surprise someone.
-    """
+    """The one dtype of the given weights (None skipped); mixing float32 and float64 is an error."""
     present = {name: a for name, a in arrays.items() if a is not None}
-    dtypes = {a.dtype for a in present.values()}
-    if len(dtypes) != 1:
+    if len({a.dtype for a in present.values()}) != 1:
         listing = ", ".join(f"{name} {a.dtype}" for name, a in present.items())
         raise TypeError(f"weights must share one float dtype, got {listing}")
-    return check_float_dtype(dtypes.pop())
+    return check_float_dtype(next(iter(present.values())).dtype)
 
 
-def check_matrix(W: FloatArray, name: str, axes: str) -> None:
-    """Check that ``W`` is 2-D with no empty axis; ``axes`` names them for the message."""
-    if W.ndim != 2:
-        raise ValueError(f"{name} must be 2-D with shape {axes}, got shape {W.shape}")
-    if 0 in W.shape:
-        raise ValueError(
-            f"{name} has shape {W.shape}: both dimensions of {axes} must be positive"
-        )
+def check_params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, ...] = (),
+                 known: dict[str, int] | None = None) -> tuple[dict[str, FloatArray | None],
+                                                               dict[str, int]]:
+    """Check a layer's parameters against their axes, e.g. ``{"W1": "d_model d_ff"}``.
 
-
-def check_bias(b: FloatArray | None, name: str, size: int, size_name: str) -> None:
-    """Check that a bias is absent or 1-D with ``size`` entries."""
-    if b is not None and b.shape != (size,):
-        raise ValueError(
-            f"{name} must be 1-D with shape ({size_name},) = ({size},), got shape {b.shape}"
-        )
-
-
-def check_dy(
-    dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any], caller: str
-) -> FloatArray:
-    """``dy`` for a ``backward``: after a forward, with its output's shape, in the layer's dtype.
-
-    ``out_shape`` is ``None`` when no forward pass has run; ``caller`` names the call
-    that would run one (``"block"``, ``"norm"``, ...), for the message.
+    Returns the parameters as float arrays of one dtype (the ``optional`` ones may be None) and
+    the size of every axis name. A size is set by ``known``, else by the first parameter that
+    has the axis.
 
     Raises:
-        RuntimeError: if no forward pass has run, or ``dy`` has another shape.
+        TypeError: for data that is not real numbers, or float32 mixed with float64.
+        ValueError: for a wrong number of axes, an empty axis, or sizes that do not fit.
+    """
+    arrays: dict[str, FloatArray | None] = {}
+    # axis name -> (size, the parameter that set it, or "" for a known size)
+    sizes = {axis: (size, "") for axis, size in (known or {}).items()}
+    for name, value in given.items():
+        if value is None and name in optional:
+            arrays[name] = None
+            continue
+        array = arrays[name] = as_float_array(value, name)
+        names = axes[name].split()
+        spec = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+        bound = tuple(sizes[a][0] if a in sizes else -1 for a in names)
+        full = spec if -1 in bound or len(names) > 1 else f"{spec} = {bound}"  # "(d_ff,) = (4,)"
+        if array.ndim != len(names) or (array.ndim == 1 and -1 not in bound
+                                         and array.shape != bound):
+            raise ValueError(f"{name} must be {len(names)}-D with shape {full}, "
+                             f"got shape {array.shape}")
+        if 0 in array.shape:
+            raise ValueError(f"{name} has shape {array.shape}: both dimensions of {spec} "
+                             "must be positive")
+        for axis, size in zip(names, array.shape, strict=True):
+            expected, source = sizes.setdefault(axis, (int(size), name))
+            if size != expected:
+                want = tuple(sizes.get(a, (n, ""))[0] for a, n in zip(names, array.shape,
+                                                                        strict=True))
+                other = arrays.get(source)
+                why = f"{axis} is {expected}" if other is None else \
+                    f"{source} has shape {other.shape}"
+                raise ValueError(f"{name} has shape {array.shape} but {why}: "
+                                 f"{name} must be {spec} = {want}")
+    if any(a is not None for a in arrays.values()):
+        shared_dtype(arrays)  # one dtype for all, or a TypeError
+    return arrays, {axis: size for axis, (size, _) in sizes.items()}
+
+
+def check_dy(dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any],
+             caller: str) -> FloatArray:
+    """``dy`` for a ``backward``: after a forward, with its output's shape, in ``dtype``.
+
+    Raises:
+        RuntimeError: if no forward pass has run (``out_shape`` None), or ``dy`` has another shape.
         TypeError: if ``dy`` is not real numeric data.
     """
     if out_shape is None:

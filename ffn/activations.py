@@ -1,58 +1,25 @@
-"""Activation functions of the feed-forward block and their derivatives.
+"""The activations of the feed-forward block and their derivatives, as textbook formulas.
 
-Every function is elementwise: an array of any shape goes in, a new array of
-the same shape comes out. float32 stays float32 and float64 stays float64;
-bool, integer and float16 input is promoted to float64. The input is never
-written to (read-only arrays are fine).
-
-NaN and infinity never raise and never warn. NaN gives NaN. An infinite input
-gives the function's limit there: ``relu``, ``gelu`` (both forms) and
-``silu`` are 0 at ``-inf`` and ``inf`` at ``+inf``; their derivatives are 0
-at ``-inf`` and 1 at ``+inf``.
-
-For finite input the functions never overflow and never warn: they stay
-finite for any |x| below 1e4 and far beyond. Some tails underflow to 0,
-which numpy ignores by default (only ``np.errstate(under="raise")`` would
-complain).
-
-Implementation note: each function is a *kernel* ``kernel(x, out)`` that
-writes into a preallocated ``out`` with in-place ufuncs, using a few
-reusable per-thread work arrays instead of fresh temporaries. Large arrays
-are processed in blocks of ``BLOCK_ELEMENTS`` so that multi-pass formulas
-stay in the CPU cache, and the blocks are shared among threads (numpy and
-scipy ufuncs release the GIL). ``FeedForward`` calls the same kernels on its
-hidden layer directly, through ``for_each_block``, on one thread (see there).
+Each is elementwise: any shape in, a new array of that shape out; float32 stays float32, bool,
+integer and float16 input becomes float64. NaN gives NaN, and +-inf gives the function's limit,
+without warnings. (``ffn.fast`` has the same functions, blocked and threaded, for speed.)
 """
 
 from __future__ import annotations
 
-import contextvars
+import functools
 import math
-import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.special  # type: ignore[import-untyped, unused-ignore]
 
+from ffn._layer import quiet
 from ffn._validate import FloatArray, as_float_array, check_choice
 
-__all__ = [
-    "ACTIVATIONS",
-    "APPROXIMATIONS",
-    "gelu",
-    "gelu_grad",
-    "relu",
-    "relu_grad",
-    "silu",
-    "silu_grad",
-]
-
-Kernel = Callable[[FloatArray, FloatArray], None]
-"""``kernel(x, out)`` writes f(x) into ``out``: same shape and dtype, not aliasing ``x``."""
+__all__ = ["ACTIVATIONS", "APPROXIMATIONS", "gelu", "gelu_grad", "relu", "relu_grad",
+           "silu", "silu_grad"]
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu")
 """Valid ``activation`` names for ``ffn.FeedForward``."""
@@ -60,546 +27,124 @@ ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu")
 APPROXIMATIONS: tuple[str, ...] = ("none", "tanh")
 """Valid ``approximate`` values for ``gelu`` and ``gelu_grad``."""
 
-# scipy ships no type information; pin the two ufuncs to np.ufunc for mypy.
-_erfc: np.ufunc = scipy.special.erfc
-_expit: np.ufunc = scipy.special.expit
-
-_INV_SQRT_2 = 1.0 / math.sqrt(2.0)  # a multiply is 1.7x faster than dividing by sqrt(2)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_TANH_SCALE = math.sqrt(2.0 / math.pi)  # the sqrt(2/pi) of the tanh approximation
-_TANH_CUBIC = 0.044715  # the cubic coefficient of the tanh approximation
-
-# Beyond these |x| the clipped terms are exactly 0 (or the function exactly
-# its limit) in float64 and float32, so clipping changes no finite result
-# but keeps x**2 and x**3 from overflowing and inf from meeting a 0.
-_PDF_CLIP = 40.0  # exp(-40**2 / 2) = 0 in float64; Phi(-40) = 0 too
-_TANH_CLIP = 10.0  # tanh(sqrt(2/pi) * (10 + 0.044715 * 10**3)) = 1 in float64
-_EXPIT_CLIP = 800.0  # expit(-800) = 0 and expit(800) = 1 in float64
-_F32_TAIL_CLIP = 15.0  # exp(-15**2 / 2) = 0 in float32
-
-BLOCK_ELEMENTS = 1 << 16
-"""Elements per block of elementwise work: 256/512 KiB in float32/float64, fits in L2."""
-
-
-# ---------------------------------------------------------------- blocks and threads
-
-
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the CPUs this process may run on
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-_THREADS = _cpu_count()
-"""Threads for elementwise work (the calling thread included): the usable CPUs."""
-
-_pool: ThreadPoolExecutor | None = None
-_pool_key: tuple[int, int] = (0, 0)  # (pid, workers) the pool was made for
-_pool_lock = threading.Lock()
-_local = threading.local()  # per thread: work arrays, and whether it is a pool worker
-
-
-def _get_pool(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_key
-    key = (os.getpid(), workers)
-    with _pool_lock:
-        # A forked child inherits the pool object but not its threads: make a new one.
-        if _pool is None or _pool_key != key:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix="ffn", initializer=_mark_worker
-            )
-            _pool_key = key
-        return _pool
-
-
-def _mark_worker() -> None:
-    _local.in_pool = True
-
-
-def for_each_block(
-    task: Callable[[int, int], None],
-    n_items: int,
-    block: int,
-    parallel: bool = True,
-    min_parallel: int = 2,
-) -> None:
-    """Call ``task(start, stop)`` for consecutive ranges of ``block`` items covering ``n_items``.
-
-    The ranges are the same whatever the thread count, so results do not
-    depend on it. With ``parallel``, at least ``min_parallel`` blocks and
-    more than one CPU, the blocks are split into one contiguous run per
-    thread; the calling thread does one run itself. Each run executes in a
-    copy of the caller's context, so ``np.errstate`` settings apply in every
-    thread. An exception in any run is raised here, after all runs have
-    finished.
-
-    Pass ``parallel=False`` right after a multithreaded BLAS call: numpy's
-    OpenBLAS keeps its worker threads spinning for ~0.1 s after each call,
-    so the other cores are taken, and extra threads only add overhead
-    (measured here: no speedup, 1 % slower).
-    """
-    starts = range(0, n_items, block)
-    n_blocks = len(starts)
-    n_threads = min(_THREADS, n_blocks) if parallel else 1
-    if n_threads < 2 or n_blocks < min_parallel or getattr(_local, "in_pool", False):
-        for start in starts:
-            task(start, min(start + block, n_items))
-        return
-
-    def run(first: int, last: int) -> None:  # blocks first..last-1
-        for start in starts[first:last]:
-            task(start, min(start + block, n_items))
-
-    bounds = [n_blocks * k // n_threads for k in range(n_threads + 1)]
-    pool = _get_pool(_THREADS - 1)
-    futures: list[Future[None]] = [
-        pool.submit(contextvars.copy_context().run, run, bounds[k], bounds[k + 1])
-        for k in range(1, n_threads)
-    ]
-    try:
-        run(bounds[0], bounds[1])
-    finally:
-        for future in futures:
-            future.exception()  # wait for every run before reporting anything
-    for future in futures:
-        future.result()
-
-
-def work_arrays(like: FloatArray, count: int, first: int = 0) -> list[FloatArray]:
-    """``count`` scratch arrays with the shape and dtype of ``like``, reused per thread.
-
-    Slots ``first, first + 1, ...`` of the calling thread's cache; arrays up to
-    ``BLOCK_ELEMENTS`` are kept between calls, larger ones are allocated fresh.
-    The contents are garbage: callers must write before they read. The
-    kernels use slots 0-7: code that holds work arrays while it calls a
-    kernel must take them from slot 8 on.
-    """
-    size, dtype = like.size, like.dtype
-    if size > BLOCK_ELEMENTS:
-        return [np.empty(like.shape, dtype=dtype) for _ in range(count)]
-    cache: dict[tuple[np.dtype[Any], int], FloatArray] | None = getattr(
-        _local, "work", None
-    )
-    if cache is None:
-        cache = _local.work = {}
-    arrays = []
-    for slot in range(first, first + count):
-        buffer = cache.get((dtype, slot))
-        if buffer is None:
-            buffer = cache[(dtype, slot)] = np.empty(BLOCK_ELEMENTS, dtype=dtype)
-        arrays.append(buffer[:size].reshape(like.shape))
-    return arrays
-
-
-def apply_blocked(kernel: Kernel, x: FloatArray, out: FloatArray) -> None:
-    """Run ``kernel`` over ``x`` and ``out`` block by block, on several threads if large.
-
-    Both arrays must have the same shape; ``out`` must be C-contiguous. Blocks
-    of ``BLOCK_ELEMENTS`` elements keep the few intermediate passes of a kernel
-    inside the CPU cache instead of streaming whole arrays through memory.
-    """
-    x_flat = x.reshape(-1)  # a copy only if x is not contiguous; never written
-    out_flat = out.reshape(-1)  # a view: out is C-contiguous
-
-    def task(start: int, stop: int) -> None:
-        kernel(x_flat[start:stop], out_flat[start:stop])
-
-    for_each_block(task, x_flat.size, BLOCK_ELEMENTS)
-
-
-# ---------------------------------------------------------------- kernels
-# Each kernel writes f(x) into `out` using in-place ufuncs and work arrays.
-
-
-# np.clip(x, lo, hi) with two float bounds has a fast SIMD loop; np.maximum and
-# np.minimum with a scalar (and np.clip with None) take a loop 3x slower.
-# All of them propagate NaN.
-
-
-def _relu(x: FloatArray, out: FloatArray) -> None:
-    np.clip(x, 0.0, np.inf, out=out)
-    out += 0.0  # -0.0 + 0.0 = +0.0, so relu(-0.0) = +0.0 (as np.maximum(x, 0) gives)
-
-
-def _relu_grad(x: FloatArray, out: FloatArray) -> None:
-    # 1 for x > 0; 0 for x < 0 and at the kink x == 0 (our convention); nan
-    # for nan. (x > 0) alone would turn nan into 0, so it is combined with
-    # min(x, 0), which is nan for nan and <= 0 otherwise: max of the two is
-    # the answer. (np.heaviside(x, 0) is the same function, 20x slower.)
-    (low,) = work_arrays(out, 1)
-    np.clip(x, -np.inf, 0.0, out=low)
-    np.greater(x, 0, out=out)
-    np.maximum(low, out, out=out)  # in this order, max(-0.0, +0.0) is +0.0
-
-
-# Exact GELU, both dtypes. With a = |x| and Q(a) = Phi(-a) = 1 - Phi(a), the
-# upper tail of the standard normal:
-#     gelu(x)  = relu(x) - a Q(a)                  (x Phi(x) for either sign),
-#     gelu'(x) = G(a) for x < 0, 1 - G(a) for x >= 0,   G(a) = Q(a) - a phi(a).
-# Only a >= 0 enters Q, so nothing cancels for negative x (1 + erf(x / sqrt 2)
-# would), and scipy's erfc runs 1.6x faster on arguments of one sign (its
-# branches on the sign are then predictable). a is clipped at 40 (float64) or
-# 15 (float32), where Q(a) and phi(a) are already exactly 0: +-inf then
-# gives 40 * 0 = 0, not inf * 0 = nan.
-
-
-def _select_by_sign(x: FloatArray, g: FloatArray, h: FloatArray, tmp: FloatArray) -> None:
-    """g = 1 - g where x >= 0 (-0.0 included), else g; h, tmp are scratch.
-
-    As H + (1 - 2 H) g with H = (x >= 0): no cancellation in g, and 10x
-    faster than a masked ufunc. NaN in x gives NaN (g is NaN there).
-    """
-    np.greater_equal(x, 0, out=h)  # H: 1.0 or 0.0
-    np.multiply(h, -2.0, out=tmp)
-    tmp += 1.0
-    g *= tmp
-    g += h
-
-
-def _gelu(x: FloatArray, out: FloatArray) -> None:
-    if out.dtype == np.float32:
-        _gelu_float32(x, out)
-        return
-    a, q = work_arrays(out, 2)
-    _tail_float64(x, a, q)
-    q *= a  # a Q(a)
-    np.clip(x, 0.0, np.inf, out=out)  # relu(x)
-    out -= q
-
-
-def _tail_float64(x: FloatArray, a: FloatArray, q: FloatArray) -> None:
-    """a = min(|x|, 40) and q = Q(a) = erfc(a / sqrt(2)) / 2 (scipy)."""
-    np.abs(x, out=a)
-    np.clip(a, 0.0, _PDF_CLIP, out=a)  # keeps NaN
-    np.multiply(a, _INV_SQRT_2, out=q)
-    _erfc(q, out=q)
-    q *= 0.5
-
-
-def _gelu_grad(x: FloatArray, out: FloatArray) -> None:
-    if out.dtype == np.float32:
-        _gelu_grad_float32(x, out)
-        return
-    a, q, h = work_arrays(out, 3)
-    _tail_float64(x, a, q)
-    np.multiply(a, a, out=out)
-    out *= -0.5
-    np.exp(out, out=out)  # may underflow to 0: fine, and silent by default
-    out *= _INV_SQRT_2PI  # phi(a)
-    out *= a
-    np.subtract(q, out, out=out)  # G(a) = Q(a) - a phi(a)
-    _select_by_sign(x, out, h, a)
-
-
-# float32 exact GELU. scipy's erfc evaluates float32 input in float64 at
-# 6-10 ns an element, more than everything else in a forward pass together,
-# so float32 computes Q(a) = exp(-a**2 / 2) R(a) from SIMD ufuncs, with
-# R(a) = erfcx(a / sqrt(2)) / 2 = P(a) / S(a): a minimax fit (Lawson-weighted
-# least squares) on [0, 15] with P(0) = 1/2 exactly; its relative error is
-# 6.6e-9, below float32's 6e-8 rounding. Beyond a = 15, exp(-a**2 / 2) is 0
-# in float32, so a is clipped there.
-_R_NUM = (0.5, 0.43857944404786525, 0.18341932918599826, 0.04068755276368239,
-          0.004122039920139237)  # P(a), lowest degree first
-_R_DEN = (1.0, 1.6750437503345874, 1.2033260636641516, 0.4699498372949287,
-          0.10199481215298406, 0.010332307550093407)  # S(a), lowest degree first
-
-
-def _horner(coefficients: tuple[float, ...], a: FloatArray, out: FloatArray) -> None:
-    """out = sum(c_k a**k), lowest degree first: 2 passes per degree."""
-    np.multiply(a, coefficients[-1], out=out)
-    for c in coefficients[-2:0:-1]:
-        out += c
-        out *= a
-    out += coefficients[0]
-
-
-def _tail_float32(
-    x: FloatArray, a: FloatArray, pdf: FloatArray, r: FloatArray, tmp: FloatArray
-) -> None:
-    """a = min(|x|, 15), pdf = exp(-a**2 / 2) (no 1/sqrt(2 pi)), r = R(a); tmp is scratch."""
-    np.abs(x, out=a)
-    np.clip(a, 0.0, _F32_TAIL_CLIP, out=a)  # keeps NaN
-    np.multiply(a, a, out=pdf)
-    pdf *= -0.5
-    np.exp(pdf, out=pdf)  # underflows to 0 beyond a ~ 14: fine, silent by default
-    _horner(_R_NUM, a, r)
-    _horner(_R_DEN, a, tmp)
-    r /= tmp
-
-
-def _gelu_float32(x: FloatArray, out: FloatArray) -> None:
-    a, pdf, r = work_arrays(out, 3)
-    _tail_float32(x, a, pdf, r, tmp=out)
-    r *= pdf  # Q(a)
-    r *= a  # a Q(a); a is clipped, so +-inf gives 15 * 0, not inf * 0
-    np.clip(x, 0.0, np.inf, out=out)  # relu(x)
-    out -= r
-
-
-def _gelu_grad_float32(x: FloatArray, out: FloatArray) -> None:
-    a, pdf, r = work_arrays(out, 3)
-    _tail_float32(x, a, pdf, r, tmp=out)
-    a *= _INV_SQRT_2PI
-    r -= a  # R(a) - a / sqrt(2 pi)
-    np.multiply(r, pdf, out=out)  # G(a) = Q(a) - a phi(a)
-    _select_by_sign(x, out, pdf, a)  # G(0) = 1/2 exactly: gelu'(+-0) = 1/2
-
-
-def _gelu_tanh(x: FloatArray, out: FloatArray) -> None:
-    # 0.5 x (1 + tanh(z)) with
-    # z = sqrt(2/pi) (x + 0.044715 x**3) = sqrt(2/pi) x (1 + 0.044715 x**2).
-    # For |x| beyond ~1e13 (float32) x**3 overflows: z = +-inf, and tanh(z) is
-    # then +-1 exactly, as it already is for any |x| > 10, so the overflow is
-    # harmless and silenced. The final factor x is clipped below at -10
-    # (where 1 + tanh(z) is already 0), so -inf gives 0, not -inf * 0 = nan.
-    # (The order of operations is that of the first version: the same bits.)
-    (z,) = work_arrays(out, 1)
-    with np.errstate(over="ignore"):  # 0.7 us, a tenth of a clipping pass
-        np.multiply(x, x, out=z)
-        z *= _TANH_CUBIC
-        z += 1.0
-        z *= x
-        z *= _TANH_SCALE  # z
-    np.tanh(z, out=z)
-    z += 1.0
-    z *= 0.5
-    np.clip(x, -_TANH_CLIP, np.inf, out=out)
-    out *= z
-
-
-def _gelu_tanh_grad(x: FloatArray, out: FloatArray) -> None:
-    # d/dx = 0.5 (1 + t) + 0.5 x (1 - t**2) z'  with  t = tanh(z),
-    # z' = sqrt(2/pi) (1 + 3 * 0.044715 x**2).
-    # Everything is computed from x clipped to +-10: beyond that t = +-1 exactly,
-    # so 1 - t**2 = 0 and the clipped value changes nothing, while x**2 cannot
-    # overflow. 1 - t**2 is formed as (1 - t)(1 + t): exact factors near
-    # t = +-1, and unlike 1 / cosh(z)**2 it cannot overflow.
-    t, dz = work_arrays(out, 2)
-    np.clip(x, -_TANH_CLIP, _TANH_CLIP, out=out)  # x (clipped)
-    np.multiply(out, out, out=t)  # x**2
-    np.multiply(t, 3.0 * _TANH_CUBIC, out=dz)
-    dz += 1.0
-    dz *= _TANH_SCALE  # z'
-    t *= _TANH_CUBIC
-    t += 1.0
-    t *= out
-    t *= _TANH_SCALE  # z
-    np.tanh(t, out=t)  # t
-    out *= dz
-    out *= 0.5  # 0.5 x z'
-    np.subtract(1.0, t, out=dz)  # 1 - t; z' is no longer needed
-    t += 1.0  # 1 + t
-    out *= dz
-    out *= t  # 0.5 x z' (1 - t**2)
-    t *= 0.5
-    out += t
-
-
-def _silu(x: FloatArray, out: FloatArray) -> None:
-    # x sigmoid(x), sigmoid computed stably by scipy for any x. x is clipped
-    # below at -800, where sigmoid is already exactly 0: -inf gives 0, not nan.
-    (xc,) = work_arrays(out, 1)
-    np.clip(x, -_EXPIT_CLIP, np.inf, out=xc)
-    _expit(xc, out=out)
-    out *= xc
-
-
-def _silu_grad(x: FloatArray, out: FloatArray) -> None:
-    # d/dx [x s(x)] = s (1 + x (1 - s)),  s = sigmoid(x), from x clipped to
-    # +-800 where s is exactly 0 or 1: the same values, and no inf * 0.
-    xc, tmp = work_arrays(out, 2)
-    np.clip(x, -_EXPIT_CLIP, _EXPIT_CLIP, out=xc)
-    _expit(xc, out=out)  # s
-    np.subtract(1.0, out, out=tmp)
-    tmp *= xc
-    tmp += 1.0
-    out *= tmp
-
-
-# ---------------------------------------------------------------- registry
-
-
-@dataclass(frozen=True)
-class Activation:
-    """An activation: its name, and kernels for its value and its derivative."""
-
-    name: str
-    forward: Kernel
-    grad: Kernel
-
-
-_REGISTRY: dict[str, Activation] = {
-    "relu": Activation("relu", _relu, _relu_grad),
-    "gelu": Activation("gelu", _gelu, _gelu_grad),
-    "gelu_tanh": Activation("gelu_tanh", _gelu_tanh, _gelu_tanh_grad),
-    "silu": Activation("silu", _silu, _silu_grad),
-}
-
-
-def get_activation(name: object) -> Activation:
-    """Look up an activation by name (one of ``ACTIVATIONS``).
-
-    Raises:
-        TypeError: if ``name`` is not a str.
-        ValueError: listing the valid names if ``name`` is unknown.
-    """
-    return _REGISTRY[check_choice(name, "activation", ACTIVATIONS)]
-
-
-def _gelu_name(approximate: object) -> str:
-    kind = check_choice(approximate, "approximate", APPROXIMATIONS)
-    return "gelu" if kind == "none" else "gelu_tanh"
-
-
-def _elementwise(kernel: Kernel, x: object) -> FloatArray:
-    array = as_float_array(x, "x")
-    # A fresh output array, so the caller's x is never written.
-    out = np.empty(array.shape, dtype=array.dtype)
-    apply_blocked(kernel, array, out)
-    return out
-
-
-# ---------------------------------------------------------------- public functions
-
-
-def relu(x: object) -> FloatArray:
-    """ReLU: ``max(x, 0)``.
-
-    Args:
-        x: real array-like of any shape.
-
-    Returns:
-        A new array of the same shape; float32 stays float32, float64 stays
-        float64, other real input becomes float64. NaN gives NaN,
-        ``relu(-inf) = 0``, ``relu(inf) = inf``.
-
-    Raises:
-        TypeError: if ``x`` is not real numeric data (strings, None, complex, objects).
-        ValueError: if ``x`` cannot be made into an array (a ragged list).
-    """
-    return _elementwise(_relu, x)
-
-
-def relu_grad(x: object) -> FloatArray:
-    """Derivative of ReLU: 1 where ``x > 0``, else 0.
-
-    The derivative does not exist at the kink ``x == 0``; this function
-    returns 0 there (as PyTorch and JAX do). NaN gives NaN; ``-inf`` gives 0
-    and ``inf`` gives 1.
-
-    Args:
-        x: real array-like of any shape.
-
-    Returns:
-        A new array of the same shape and dtype rules as ``relu``.
-
-    Raises:
-        TypeError: if ``x`` is not real numeric data.
-        ValueError: if ``x`` cannot be made into an array (a ragged list).
-    """
-    return _elementwise(_relu_grad, x)
+# scipy has no type hints: give mypy the ufuncs' types.
+erfc: Callable[[Any], FloatArray] = scipy.special.erfc
+sigmoid: Callable[[Any], FloatArray] = scipy.special.expit  # 1 / (1 + exp(-x)), stable
+
+Function = Callable[[FloatArray], FloatArray]
+
+
+def _elementwise(f: Function) -> Callable[[object], FloatArray]:
+    """Check the input, keep its float dtype, and return an array (not a numpy scalar)."""
+
+    @functools.wraps(f)
+    @quiet
+    def checked(x: object) -> FloatArray:
+        array = as_float_array(x, "x")
+        return np.asarray(f(array), dtype=array.dtype)
+
+    return checked
+
+
+def Phi(x: FloatArray) -> FloatArray:
+    """The standard normal CDF."""
+    # erfc(-x / sqrt 2) / 2, not (1 + erf(x / sqrt 2)) / 2, which cancels to 0 for x << 0.
+    return 0.5 * erfc(-x / math.sqrt(2.0))
+
+
+def phi(x: FloatArray) -> FloatArray:
+    """The standard normal density."""
+    return np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
+@_elementwise
+def relu(x: FloatArray) -> FloatArray:
+    """ReLU: ``max(x, 0)``."""
+    return np.maximum(x, 0.0)
+
+
+@_elementwise
+def relu_grad(x: FloatArray) -> FloatArray:
+    """ReLU's derivative: 1 where ``x > 0``, else 0 (0 at the kink, as in PyTorch)."""
+    return np.where(np.isnan(x), x, x > 0)
+
+
+@_elementwise
+def _gelu_exact(x: FloatArray) -> FloatArray:
+    # Below -40, Phi is 0 in float64 and float32: the clip changes no value, but -inf gives 0,
+    # not -inf * 0 = nan.
+    x = np.maximum(x, -40.0)
+    return x * Phi(x)
+
+
+@_elementwise
+def _gelu_exact_grad(x: FloatArray) -> FloatArray:
+    x = np.clip(x, -40.0, 40.0)  # beyond +-40 the derivative is exactly 0 or 1: as above
+    return Phi(x) + x * phi(x)
+
+
+S, C = math.sqrt(2.0 / math.pi), 0.044715  # the constants of the tanh approximation
+
+
+@_elementwise
+def _gelu_tanh(x: FloatArray) -> FloatArray:
+    x = np.maximum(x, -10.0)  # 1 + tanh(z) is exactly 0 below -10: -inf gives 0, not nan
+    return 0.5 * x * (1.0 + np.tanh(S * (x + C * x**3)))
+
+
+@_elementwise
+def _gelu_tanh_grad(x: FloatArray) -> FloatArray:
+    x = np.clip(x, -10.0, 10.0)  # beyond +-10, tanh(z) is exactly +-1: as above
+    t = np.tanh(S * (x + C * x**3))
+    # 1 - t**2 as (1 - t)(1 + t): exact near t = +-1 and, unlike 1 / cosh(z)**2, no overflow.
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t) * (1.0 + t) * S * (1.0 + 3.0 * C * x * x)
+
+
+@_elementwise
+def silu(x: FloatArray) -> FloatArray:
+    """SiLU (swish): ``x * sigmoid(x)``."""
+    x = np.maximum(x, -800.0)  # sigmoid is exactly 0 below -800: -inf gives 0, not nan
+    return x * sigmoid(x)
+
+
+@_elementwise
+def silu_grad(x: FloatArray) -> FloatArray:
+    """SiLU's derivative: ``s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``."""
+    x = np.clip(x, -800.0, 800.0)  # s is exactly 0 or 1 beyond +-800: as above
+    s = sigmoid(x)
+    return s * (1.0 + x * (1.0 - s))
 
 
 def gelu(x: object, approximate: str = "none") -> FloatArray:
-    """GELU: ``x * Phi(x)``, Phi the standard normal CDF.
+    """GELU: ``x * Phi(x)``; ``approximate="tanh"`` is GPT-2's and BERT's approximation.
 
-    ``approximate="none"`` (default) is exact, ``0.5 * x * (1 + erf(x / sqrt(2)))``,
-    computed as ``relu(x) - |x| * Q(|x|)`` with ``Q(a) = 1 - Phi(a)``: the
-    same function without the cancellation of ``1 + erf`` for negative x.
-
-    - float64: ``Q(a) = erfc(a / sqrt(2)) / 2`` (``scipy.special.erfc``),
-      within a few ulp for |x| <= 10; in the far negative tail the relative
-      error grows to about ``x**2`` ulp (``exp(-x**2 / 2)`` is rounded).
-    - float32: computed in float32 (scipy's erfc would work in float64, at
-      several times the cost of the rest of a forward pass) as
-      ``Q(a) = exp(-a**2 / 2) * R(a)`` with a rational ``R`` fitted to
-      7e-9. Relative error below 1e-6 for |x| <= 4 and below
-      ``1e-6 + 3.5e-8 * x**2`` wherever the result is a normal float32
-      (|x| < 13): the growth in the negative tail, where the values are
-      below 1e-4, comes from rounding ``x**2`` to float32.
-
-    ``approximate="tanh"`` is the approximation used by GPT-2 and BERT,
-    ``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))``; it differs
-    from the exact form by at most about 4.7e-4. It is evaluated as written
-    (as in GPT-2 and PyTorch), so for x below about -3, where ``1 + tanh``
-    cancels, its absolute error is about ``|x| * eps`` of the dtype.
+    Exact: ``x * erfc(-x / sqrt 2) / 2``. In float64 it is within 3 ulp for ``x >= -1``;
+    below, rounding ``x / sqrt 2`` is magnified by the steep tail of erfc, and the error grows
+    like ``x**2``: at most ``10 + 1.5 * x**2`` ulp for ``|x| <= 10``. Tanh:
+    ``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))``, at most about 4.7e-4 from
+    the exact form.
 
     Args:
-        x: real array-like of any shape.
-        approximate: ``"none"`` or ``"tanh"``.
-
-    Returns:
-        A new array of the same shape; float32 stays float32, float64 stays
-        float64, other real input becomes float64. Finite for all finite x,
-        without warnings. NaN gives NaN, ``-inf`` gives 0, ``inf`` gives ``inf``.
+        x: real array-like, any shape.
+        approximate: ``"none"`` (exact) or ``"tanh"``.
 
     Raises:
-        TypeError: if ``x`` is not real numeric data, or ``approximate`` is not a str.
-        ValueError: if ``approximate`` is not ``"none"`` or ``"tanh"``, or
-            ``x`` cannot be made into an array (a ragged list).
+        TypeError, ValueError: for data that is not real numbers, or another ``approximate``.
     """
-    return _elementwise(_REGISTRY[_gelu_name(approximate)].forward, x)
+    exact = check_choice(approximate, "approximate", APPROXIMATIONS) == "none"
+    return (_gelu_exact if exact else _gelu_tanh)(x)
 
 
 def gelu_grad(x: object, approximate: str = "none") -> FloatArray:
-    """Derivative of ``gelu`` with the same ``approximate`` choice.
-
-    Exact form: ``Phi(x) + x * phi(x)``, phi the standard normal pdf
-    (float32: from the same fitted ``Phi`` as ``gelu``, absolute error below 2e-7).
-    Tanh form: ``0.5 * (1 + t) + 0.5 * x * (1 - t**2) * sqrt(2/pi) * (1 + 3 * 0.044715 * x**2)``
-    with ``t = tanh(sqrt(2/pi) * (x + 0.044715 * x**3))``.
-
-    Args:
-        x: real array-like of any shape.
-        approximate: ``"none"`` or ``"tanh"``.
-
-    Returns:
-        A new array of the same shape and dtype rules as ``gelu``. NaN gives
-        NaN, ``-inf`` gives 0, ``inf`` gives 1.
-
-    Raises:
-        TypeError: if ``x`` is not real numeric data, or ``approximate`` is not a str.
-        ValueError: if ``approximate`` is not ``"none"`` or ``"tanh"``, or
-            ``x`` cannot be made into an array (a ragged list).
-    """
-    return _elementwise(_REGISTRY[_gelu_name(approximate)].grad, x)
+    """GELU's derivative: ``Phi(x) + x * phi(x)`` exact, or that of the tanh form."""
+    exact = check_choice(approximate, "approximate", APPROXIMATIONS) == "none"
+    return (_gelu_exact_grad if exact else _gelu_tanh_grad)(x)
 
 
-def silu(x: object) -> FloatArray:
-    """SiLU (also called swish): ``x * sigmoid(x)``.
-
-    The sigmoid is ``scipy.special.expit``, which is stable for any x (no
-    ``exp`` overflow for large negative x).
-
-    Args:
-        x: real array-like of any shape.
-
-    Returns:
-        A new array of the same shape and dtype rules as ``relu``. NaN gives
-        NaN, ``-inf`` gives 0, ``inf`` gives ``inf``.
-
-    Raises:
-        TypeError: if ``x`` is not real numeric data.
-        ValueError: if ``x`` cannot be made into an array (a ragged list).
-    """
-    return _elementwise(_silu, x)
-
-
-def silu_grad(x: object) -> FloatArray:
-    """Derivative of SiLU: ``s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``.
-
-    Args:
-        x: real array-like of any shape.
-
-    Returns:
-        A new array of the same shape and dtype rules as ``relu``. NaN gives
-        NaN, ``-inf`` gives 0, ``inf`` gives 1.
-
-    Raises:
-        TypeError: if ``x`` is not real numeric data.
-        ValueError: if ``x`` cannot be made into an array (a ragged list).
-    """
-    return _elementwise(_silu_grad, x)
+# name -> (activation, its derivative), for FeedForward.
+FUNCTIONS: dict[str, tuple[Callable[[object], FloatArray], Callable[[object], FloatArray]]] = {
+    "relu": (relu, relu_grad),
+    "gelu": (_gelu_exact, _gelu_exact_grad),
+    "gelu_tanh": (_gelu_tanh, _gelu_tanh_grad),
+    "silu": (silu, silu_grad),
+}

@@ -102,7 +102,7 @@ MODELS: tuple[ModelDims, ...] = (
               source="Touvron et al. (2023), LLaMA, Table 2 and section 2.2; SwiGLU, "
                      "hidden width 2/3 * 4d rounded up to a multiple of 256, no biases"),
 )
-"""The models of chapter 5, in order of publication."""
+"""Published transformers, in order of publication."""
 
 
 def get_model(name: str) -> ModelDims:

@@ -40,8 +40,10 @@ def discrepancies(
     if not isinstance(decimals, int) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
     half_ulp = 0.5 * 10.0**-decimals
-    # 1e-9 absorbs the binary representation error of values like 0.0005.
-    wrong = np.abs(p - c) > half_ulp + 1e-9
+    # 1e-9 absorbs the binary representation error of values like 0.0005. A NaN or inf on
+    # either side is never a rounding of anything: always a discrepancy.
+    with np.errstate(invalid="ignore"):  # inf - inf
+        wrong = ~(np.abs(p - c) <= half_ulp + 1e-9) | ~np.isfinite(p) | ~np.isfinite(c)
     return [Discrepancy(tuple(int(i) for i in idx), float(p[idx]), float(c[idx]))
             for idx in zip(*np.nonzero(wrong), strict=True)]
 

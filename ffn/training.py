@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ffn._layer import quiet
 from ffn._validate import (
     FloatArray,
     as_float_array,
     check_choice,
     check_positive_int,
+    check_seed,
     describe,
 )
 from ffn.feedforward import FeedForward
@@ -39,6 +40,7 @@ class FitResult:
     after ``t`` updates, so ``losses[0]`` is the starting loss and ``losses[-1]`` the final one."""
 
 
+@quiet  # inf and NaN give inf or NaN silently, as in every layer
 def mean_squared_error(y: object, target: object) -> float:
     """Mean of ``(y - target) ** 2`` over every entry.
 
@@ -86,24 +88,16 @@ def _check_lr(lr: object) -> float:
     if isinstance(lr, (bool, np.bool_)) or not isinstance(lr, (int, float, np.integer,
                                                                  np.floating)):
         raise TypeError(f"lr must be a real number, got {describe(lr)}")
-    if not (math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be positive and finite, got {lr}")
-    return float(lr)
+    rate = float(lr)
+    if not 0.0 < rate < math.inf:
+        raise ValueError(f"lr must be positive and finite, got {rate}")
+    return rate
 
 
-def _check_seed(seed: object) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or None, got {describe(seed)}")
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
-    return int(seed)
-
-
-def _make_block(params: dict[str, FloatArray], activation: str) -> FeedForward:
-    return FeedForward(params["W1"], params.get("b1"), params["W2"], params.get("b2"),
-                       activation=activation)
+def _make_block(like: FeedForward, params: dict[str, FloatArray]) -> FeedForward:
+    """A block of ``like``'s class and activation over ``params`` (it copies them)."""
+    return type(like)(params["W1"], params.get("b1"), params["W2"], params.get("b2"),
+                      activation=like.activation)
 
 
 def fit(
@@ -162,7 +156,7 @@ def fit(
         batch_size = check_positive_int(batch_size, "batch_size")
         if batch_size > n_rows:
             raise ValueError(f"batch_size is {batch_size} but X has only {n_rows} rows")
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(check_seed(seed))
 
     # Our own copies: the caller's block and arrays are never written to.
     start: dict[str, FloatArray | None] = {
@@ -172,7 +166,7 @@ def fit(
     second = {name: np.zeros_like(w) for name, w in params.items()}  # Adam's v
     losses = np.empty(steps + 1)  # (steps + 1,)
 
-    current = _make_block(params, block.activation)
+    current = _make_block(block, params)
     # Overflow in a diverging run is reported once, as FloatingPointError, below.
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(steps + 1):
@@ -183,12 +177,10 @@ def fit(
                     f"the loss became {losses[t]} after {t} steps: lower lr (it is {rate})")
             if t == steps:
                 break
-            if batch_size is None:
-                rows: Any = slice(None)
-            else:
+            target = Y_arr  # (n, d_model)
+            if batch_size is not None:
                 rows = rng.choice(n_rows, size=batch_size, replace=False)  # (batch,)
-                y = current(X_arr[rows])  # (batch, d_model)
-            target = Y_arr[rows]  # (batch, d_model)
+                y, target = current(X_arr[rows]), Y_arr[rows]  # (batch, d_model) each
             dy = (2.0 / y.size) * (y - target)  # dL/dy of the batch's mean squared error
             current.backward(dy)
             for name, w in params.items():
@@ -206,5 +198,5 @@ def fit(
                 v_hat = v / (1.0 - ADAM_BETA2 ** (t + 1))
                 w -= rate * m_hat / (np.sqrt(v_hat) + ADAM_EPS)
             # A fresh block over the updated arrays: no reliance on the block's internals.
-            current = _make_block(params, block.activation)
+            current = _make_block(block, params)
     return FitResult(block=current, losses=losses)

@@ -4,7 +4,6 @@ against central finite differences, dtypes, shapes, tracing and `random`."""
 from __future__ import annotations
 
 import math
-import tracemalloc
 import warnings
 from collections.abc import Callable, Mapping
 
@@ -13,7 +12,6 @@ import pytest
 import scipy.special
 
 import ffn
-import ffn.activations
 from tests.test_activations import ref_gelu_erfc, ref_gelu_tanh, ref_relu, ref_silu
 
 REFERENCES: dict[str, Callable[[float], float]] = {
@@ -25,6 +23,12 @@ REFERENCES: dict[str, Callable[[float], float]] = {
 D_MODEL, D_FF = 3, 5
 
 Weights = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
+
+
+@pytest.fixture(params=["reference", "fast"])
+def Block(request: pytest.FixtureRequest) -> type[ffn.FeedForward]:
+    """ffn.FeedForward (the reference) and ffn.fast.FeedForward: every test here holds both."""
+    return ffn.FeedForward if request.param == "reference" else ffn.fast.FeedForward
 
 
 def naive_ffn(x: np.ndarray, weights: Weights, activation: str) -> np.ndarray:
@@ -115,20 +119,20 @@ def assert_grads_match(
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(D_MODEL,), (4, D_MODEL), (2, 3, D_MODEL)])
 def test_forward_matches_naive(
-    activation: str, bias: bool, shape: tuple[int, ...]
+    activation: str, bias: bool, shape: tuple[int, ...], Block: type[ffn.FeedForward],
 ) -> None:
     weights = random_weights(0, bias)
     x = np.random.default_rng(1).normal(size=shape)
-    y = ffn.FeedForward(*weights, activation=activation)(x)
+    y = Block(*weights, activation=activation)(x)
     assert y.shape == shape and y.dtype == np.float64
     np.testing.assert_allclose(
         y, naive_ffn(x, weights, activation), rtol=1e-12, atol=1e-14
     )
 
 
-def test_rows_are_independent() -> None:
+def test_rows_are_independent(Block: type[ffn.FeedForward]) -> None:
     # The FFN is position-wise: each token's output depends on that token only.
-    block = ffn.FeedForward.random(D_MODEL, D_FF, seed=3)
+    block = Block.random(D_MODEL, D_FF, seed=3)
     x = np.random.default_rng(4).normal(size=(6, D_MODEL))
     y = block(x)
     for i in range(6):
@@ -136,7 +140,7 @@ def test_rows_are_independent() -> None:
 
 
 @pytest.mark.parametrize("activation", ffn.ACTIVATIONS)
-def test_forward_spanning_many_blocks(activation: str) -> None:
+def test_forward_spanning_many_blocks(activation: str, Block: type[ffn.FeedForward]) -> None:
     # Big enough that the hidden layer is processed in several row blocks,
     # with a partial last block; compared with a vectorised formula written here.
     d_model, d_ff, n = 16, 1000, 150
@@ -152,24 +156,24 @@ def test_forward_spanning_many_blocks(activation: str) -> None:
         "silu": h_pre * scipy.special.expit(h_pre),
     }[activation]
     expected = h @ W2 + b2
-    y = ffn.FeedForward(W1, b1, W2, b2, activation=activation)(x)
+    y = Block(W1, b1, W2, b2, activation=activation)(x)
     np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_default_activation_is_exact_gelu() -> None:
+def test_default_activation_is_exact_gelu(Block: type[ffn.FeedForward]) -> None:
     weights = random_weights(0, True)
     x = np.random.default_rng(1).normal(size=(4, D_MODEL))
-    assert ffn.FeedForward(*weights).activation == "gelu"
+    assert Block(*weights).activation == "gelu"
     np.testing.assert_array_equal(
-        ffn.FeedForward(*weights)(x), ffn.FeedForward(*weights, activation="gelu")(x)
+        Block(*weights)(x), Block(*weights, activation="gelu")(x)
     )
-    assert ffn.FeedForward.random(2, 3).activation == "gelu"
+    assert Block.random(2, 3).activation == "gelu"
 
 
-def test_activation_choice_matters() -> None:
+def test_activation_choice_matters(Block: type[ffn.FeedForward]) -> None:
     weights = random_weights(0, True)
     x = np.random.default_rng(1).normal(size=(4, D_MODEL))
-    outputs = [ffn.FeedForward(*weights, activation=a)(x) for a in ffn.ACTIVATIONS]
+    outputs = [Block(*weights, activation=a)(x) for a in ffn.ACTIVATIONS]
     for i in range(len(outputs)):
         for j in range(i):
             assert not np.allclose(outputs[i], outputs[j], rtol=1e-6, atol=0)
@@ -182,11 +186,11 @@ def test_activation_choice_matters() -> None:
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(D_MODEL,), (4, D_MODEL), (2, 3, D_MODEL)])
 def test_backward_matches_finite_differences(
-    activation: str, bias: bool, shape: tuple[int, ...]
+    activation: str, bias: bool, shape: tuple[int, ...], Block: type[ffn.FeedForward],
 ) -> None:
     x, weights = away_from_kink(shape, bias)
     R = np.random.default_rng(7).normal(size=shape)  # loss = sum(y * R), so dL/dy = R
-    block = ffn.FeedForward(*weights, activation=activation)
+    block = Block(*weights, activation=activation)
     block(x)
     analytic = {"x": block.backward(R), **block.grads}
 
@@ -196,7 +200,7 @@ def test_backward_matches_finite_differences(
 
     def loss() -> float:
         return float(
-            np.sum(ffn.FeedForward(W1, b1, W2, b2, activation=activation)(x) * R)
+            np.sum(Block(W1, b1, W2, b2, activation=activation)(x) * R)
         )
 
     numeric = {"x": numerical_grad(loss, x)}
@@ -207,14 +211,14 @@ def test_backward_matches_finite_differences(
     assert_grads_match(analytic, numeric)
 
 
-def test_backward_spanning_many_blocks_matches_the_chain_rule() -> None:
+def test_backward_spanning_many_blocks_matches_the_chain_rule(Block: type[ffn.FeedForward]) -> None:
     # Gradients written out with numpy here, for a hidden layer processed in
     # several row blocks (partial last block included).
     d_model, d_ff, n = 16, 1000, 150
     W1, b1, W2, b2 = random_weights(8, True, d_model, d_ff)
     x = np.random.default_rng(9).normal(size=(n, d_model))
     dy = np.random.default_rng(10).normal(size=(n, d_model))
-    block = ffn.FeedForward(W1, b1, W2, b2, activation="silu")
+    block = Block(W1, b1, W2, b2, activation="silu")
     block(x)
     dx = block.backward(dy)
 
@@ -235,13 +239,13 @@ def test_backward_spanning_many_blocks_matches_the_chain_rule() -> None:
         )
 
 
-def test_backward_uses_the_latest_forward_and_can_repeat() -> None:
-    block = ffn.FeedForward.random(D_MODEL, D_FF, seed=1)
+def test_backward_uses_the_latest_forward_and_can_repeat(Block: type[ffn.FeedForward]) -> None:
+    block = Block.random(D_MODEL, D_FF, seed=1)
     rng = np.random.default_rng(2)
     x1, x2 = rng.normal(size=(2, D_MODEL)), rng.normal(size=(4, D_MODEL))
     dy = rng.normal(size=(4, D_MODEL))
 
-    fresh = ffn.FeedForward.random(D_MODEL, D_FF, seed=1)
+    fresh = Block.random(D_MODEL, D_FF, seed=1)
     fresh(x2)
     expected = fresh.backward(dy)
 
@@ -256,18 +260,18 @@ def test_backward_uses_the_latest_forward_and_can_repeat() -> None:
         np.testing.assert_array_equal(block.grads[name], value)
 
 
-def test_grads_empty_before_backward() -> None:
-    assert ffn.FeedForward.random(2, 3).grads == {}
+def test_grads_empty_before_backward(Block: type[ffn.FeedForward]) -> None:
+    assert Block.random(2, 3).grads == {}
 
 
-def test_gelu_tanh_backward_differs_from_exact() -> None:
+def test_gelu_tanh_backward_differs_from_exact(Block: type[ffn.FeedForward]) -> None:
     # Guards against a registry wiring both GELUs to the same derivative.
     weights = random_weights(0, True)
     x = np.random.default_rng(1).normal(size=(4, D_MODEL))
     dy = np.ones((4, D_MODEL))
     dxs = []
     for activation in ("gelu", "gelu_tanh"):
-        block = ffn.FeedForward(*weights, activation=activation)
+        block = Block(*weights, activation=activation)
         block(x)
         dxs.append(block.backward(dy))
     assert not np.allclose(dxs[0], dxs[1], rtol=1e-6, atol=0)
@@ -278,8 +282,8 @@ def test_gelu_tanh_backward_differs_from_exact() -> None:
 
 @pytest.mark.parametrize("activation", ffn.ACTIVATIONS)
 @pytest.mark.parametrize("shape", [(0, D_MODEL), (2, 0, D_MODEL)])
-def test_empty_input(activation: str, shape: tuple[int, ...]) -> None:
-    block = ffn.FeedForward.random(D_MODEL, D_FF, activation=activation)
+def test_empty_input(activation: str, shape: tuple[int, ...], Block: type[ffn.FeedForward]) -> None:
+    block = Block.random(D_MODEL, D_FF, activation=activation)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         y = block(np.zeros(shape))
@@ -292,8 +296,8 @@ def test_empty_input(activation: str, shape: tuple[int, ...]) -> None:
 
 
 @pytest.mark.parametrize("activation", ffn.ACTIVATIONS)
-def test_nan_propagates_to_its_row_only(activation: str) -> None:
-    block = ffn.FeedForward.random(D_MODEL, D_FF, activation=activation)
+def test_nan_propagates_to_its_row_only(activation: str, Block: type[ffn.FeedForward]) -> None:
+    block = Block.random(D_MODEL, D_FF, activation=activation)
     x = np.ones((2, D_MODEL))
     x[0, 1] = np.nan
     with warnings.catch_warnings():
@@ -308,8 +312,8 @@ def test_nan_propagates_to_its_row_only(activation: str) -> None:
 
 
 @pytest.mark.parametrize("activation", ffn.ACTIVATIONS)
-def test_float32_stays_float32_everywhere(activation: str) -> None:
-    block = ffn.FeedForward.random(8, 32, activation=activation, dtype=np.float32)
+def test_float32_stays_float32_everywhere(activation: str, Block: type[ffn.FeedForward]) -> None:
+    block = Block.random(8, 32, activation=activation, dtype=np.float32)
     x = np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32)
     trace = block.forward_trace(x)
     dx = block.backward(np.ones((4, 8), dtype=np.float32))
@@ -330,9 +334,9 @@ def test_float32_stays_float32_everywhere(activation: str) -> None:
 
 
 @pytest.mark.parametrize("activation", ffn.ACTIVATIONS)
-def test_float32_agrees_with_float64(activation: str) -> None:
-    b32 = ffn.FeedForward.random(8, 32, activation=activation, seed=4, dtype=np.float32)
-    b64 = ffn.FeedForward.random(8, 32, activation=activation, seed=4, dtype=np.float64)
+def test_float32_agrees_with_float64(activation: str, Block: type[ffn.FeedForward]) -> None:
+    b32 = Block.random(8, 32, activation=activation, seed=4, dtype=np.float32)
+    b64 = Block.random(8, 32, activation=activation, seed=4, dtype=np.float64)
     np.testing.assert_array_equal(
         b32.W1, b64.W1.astype(np.float32)
     )  # same draw, rounded
@@ -352,16 +356,18 @@ def test_float32_agrees_with_float64(activation: str) -> None:
         ([[1, 2, 3]], np.float64),
     ],
 )
-def test_input_is_cast_to_the_block_dtype(x: object, block_dtype: type) -> None:
-    block = ffn.FeedForward.random(3, 4, dtype=block_dtype)
+def test_input_is_cast_to_the_block_dtype(
+    x: object, block_dtype: type, Block: type[ffn.FeedForward],
+) -> None:
+    block = Block.random(3, 4, dtype=block_dtype)
     y = block(x)
     assert y.dtype == block_dtype
     assert block.backward(np.ones_like(y, dtype=np.float64)).dtype == block_dtype
     assert all(g is None or g.dtype == block_dtype for g in block.grads.values())
 
 
-def test_integer_and_list_weights_become_float64() -> None:
-    block = ffn.FeedForward(
+def test_integer_and_list_weights_become_float64(Block: type[ffn.FeedForward]) -> None:
+    block = Block(
         [[1, 0], [0, 1]],
         np.array([0, 1], dtype=np.int32),
         np.eye(2, dtype=np.float16),
@@ -377,7 +383,7 @@ def test_integer_and_list_weights_become_float64() -> None:
 # ---------------------------------------------------------------- inputs untouched
 
 
-def test_nothing_the_caller_owns_is_written() -> None:
+def test_nothing_the_caller_owns_is_written(Block: type[ffn.FeedForward]) -> None:
     W1, b1, W2, b2 = random_weights(0, True)
     x = np.random.default_rng(1).normal(size=(4, D_MODEL))
     dy = np.random.default_rng(2).normal(size=(4, D_MODEL))
@@ -385,7 +391,7 @@ def test_nothing_the_caller_owns_is_written() -> None:
     copies = [a.copy() for a in arrays]  # type: ignore[union-attr]
     for a in arrays:
         a.flags.writeable = False  # type: ignore[union-attr]
-    block = ffn.FeedForward(W1, b1, W2, b2)
+    block = Block(W1, b1, W2, b2)
     block.forward_trace(x)
     block(x)
     block.backward(dy)
@@ -393,8 +399,8 @@ def test_nothing_the_caller_owns_is_written() -> None:
         np.testing.assert_array_equal(a, c)
 
 
-def test_non_contiguous_input() -> None:
-    block = ffn.FeedForward.random(D_MODEL, D_FF, seed=2)
+def test_non_contiguous_input(Block: type[ffn.FeedForward]) -> None:
+    block = Block.random(D_MODEL, D_FF, seed=2)
     x = (
         np.random.default_rng(3).normal(size=(D_MODEL, 8))[:, ::2].T
     )  # (4, d_model), strided
@@ -406,27 +412,32 @@ def test_non_contiguous_input() -> None:
 # ---------------------------------------------------------------- attributes, trace, random
 
 
-def test_attributes() -> None:
+def test_attributes(Block: type[ffn.FeedForward]) -> None:
     W1, b1, W2, b2 = random_weights(0, True)
-    block = ffn.FeedForward(W1, b1, W2, b2, activation="silu")
-    assert block.W1 is W1 and block.b1 is b1 and block.W2 is W2 and block.b2 is b2
+    block = Block(W1, b1, W2, b2, activation="silu")
+    for mine, theirs in zip((block.W1, block.b1, block.W2, block.b2), (W1, b1, W2, b2),
+                            strict=True):
+        assert mine is not theirs and not mine.flags.writeable  # read-only copies
+        np.testing.assert_array_equal(mine, theirs)
     assert (block.d_model, block.d_ff, block.activation) == (D_MODEL, D_FF, "silu")
     assert block.dtype == np.float64
     assert (
         repr(block)
         == "FeedForward(d_model=3, d_ff=5, activation='silu', bias=True, dtype=float64)"
     )
-    no_b2 = ffn.FeedForward(W1, b1, W2, None)
+    no_b2 = Block(W1, b1, W2, None)
     assert no_b2.b2 is None and "bias='b1 only'" in repr(no_b2)
 
 
 @pytest.mark.parametrize("activation", ffn.ACTIVATIONS)
 @pytest.mark.parametrize("shape", [(D_MODEL,), (4, D_MODEL), (2, 3, D_MODEL)])
-def test_forward_trace(activation: str, shape: tuple[int, ...]) -> None:
+def test_forward_trace(
+    activation: str, shape: tuple[int, ...], Block: type[ffn.FeedForward],
+) -> None:
     weights = random_weights(0, True)
     W1, b1, _, _ = weights
     x = np.random.default_rng(1).normal(size=shape)
-    block = ffn.FeedForward(*weights, activation=activation)
+    block = Block(*weights, activation=activation)
     trace = block.forward_trace(x)
     lead = shape[:-1]
     assert trace.h_pre.shape == trace.h.shape == (*lead, D_FF)
@@ -456,25 +467,25 @@ def test_forward_trace(activation: str, shape: tuple[int, ...]) -> None:
     np.testing.assert_array_equal(block.backward(np.ones(shape)).shape, shape)
 
 
-def test_trace_is_frozen() -> None:
-    trace = ffn.FeedForward.random(2, 3).forward_trace(np.ones(2))
+def test_trace_is_frozen(Block: type[ffn.FeedForward]) -> None:
+    trace = Block.random(2, 3).forward_trace(np.ones(2))
     assert isinstance(trace, ffn.FeedForwardTrace)
     with pytest.raises(AttributeError):
         trace.y = np.zeros(2)  # type: ignore[misc]
 
 
-def test_random_is_deterministic_per_seed() -> None:
-    a = ffn.FeedForward.random(4, 16, seed=123)
-    b = ffn.FeedForward.random(4, 16, seed=123)
-    c = ffn.FeedForward.random(4, 16, seed=124)
+def test_random_is_deterministic_per_seed(Block: type[ffn.FeedForward]) -> None:
+    a = Block.random(4, 16, seed=123)
+    b = Block.random(4, 16, seed=123)
+    c = Block.random(4, 16, seed=124)
     np.testing.assert_array_equal(a.W1, b.W1)
     np.testing.assert_array_equal(a.W2, b.W2)
     assert not np.array_equal(a.W1, c.W1)
 
 
-def test_random_scales_and_biases() -> None:
+def test_random_scales_and_biases(Block: type[ffn.FeedForward]) -> None:
     d_model, d_ff = 256, 1024
-    block = ffn.FeedForward.random(d_model, d_ff, seed=0)
+    block = Block.random(d_model, d_ff, seed=0)
     # 262,144 samples each: the sample std is within ~0.3% of the target.
     assert block.W1.std() == pytest.approx(1 / math.sqrt(d_model), rel=0.01)
     assert block.W2.std() == pytest.approx(1 / math.sqrt(d_ff), rel=0.01)
@@ -487,75 +498,13 @@ def test_random_scales_and_biases() -> None:
     assert block.W1.shape == (d_model, d_ff) and block.W2.shape == (d_ff, d_model)
 
 
-def test_random_options() -> None:
-    block = ffn.FeedForward.random(
+def test_random_options(Block: type[ffn.FeedForward]) -> None:
+    block = Block.random(
         3, 4, activation="relu", seed=None, dtype="float32", bias=False
     )
     assert block.activation == "relu" and block.dtype == np.float32
     assert block.b1 is None and block.b2 is None
-    assert ffn.FeedForward.random(3, 4, seed=np.int64(7)).d_ff == 4
+    assert Block.random(3, 4, seed=np.int64(7)).d_ff == 4
 
 
 # ---------------------------------------------------------------- memory
-
-
-def traced_peak(fn: Callable[[], object]) -> tuple[object, int]:
-    """fn() and the peak of the memory it allocated (numpy reports to tracemalloc)."""
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        result = fn()
-        return result, tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_forward_allocates_only_what_backward_keeps(dtype: type) -> None:
-    # backward keeps h_pre and h, two (N, d_ff) arrays; the forward pass may
-    # allocate nothing else of that size (the activation runs on small,
-    # reused per-block scratch), and from the second call with the same N
-    # it writes into the arrays of the last pass instead.
-    n, d_model, d_ff = 1024, 32, 2048
-    block = ffn.FeedForward.random(d_model, d_ff, activation="gelu", dtype=dtype)
-    x = np.random.default_rng(0).normal(size=(n, d_model)).astype(dtype)
-    item = np.dtype(dtype).itemsize
-    hidden = n * d_ff * item  # one (N, d_ff) array
-    small = 4 * n * d_model * item + 100_000  # y, dy, dx, overhead
-    scratch = 2 * 8 * ffn.activations.BLOCK_ELEMENTS * item  # first call: per-thread slots
-
-    _, first = traced_peak(lambda: block(x))
-    assert 2 * hidden <= first <= 2 * hidden + scratch + small
-    _, again = traced_peak(lambda: block(x))
-    assert again <= small
-    # backward: dL/dh_pre is its one (N, d_ff) array; then the weight gradients
-    # and the per-block partial sums of db1 (one row of d_ff per block of rows).
-    block.backward(np.ones_like(x))  # its scratch
-    weights = 2 * d_model * d_ff * item
-    partial = hidden // (ffn.activations.BLOCK_ELEMENTS // d_ff)
-    _, backward = traced_peak(lambda: block.backward(np.ones_like(x)))
-    assert hidden <= backward <= hidden + weights + partial + small
-
-
-def test_arrays_handed_out_are_never_overwritten() -> None:
-    # forward reuses the last pass's h_pre and h, but never once a trace has
-    # exposed them, and never the output y.
-    block = ffn.FeedForward.random(D_MODEL, D_FF, seed=5)
-    rng = np.random.default_rng(6)
-    x1, x2 = rng.normal(size=(4, D_MODEL)), rng.normal(size=(4, D_MODEL))
-    y1 = block(x1)
-    trace = block.forward_trace(x1)
-    kept = [a.copy() for a in (y1, trace.h_pre, trace.h, trace.y)]
-    y2 = block(x2)
-    block(x1)
-    block.forward_trace(x2)
-    block(x2)
-    for a, k in zip((y1, trace.h_pre, trace.h, trace.y), kept, strict=True):
-        np.testing.assert_array_equal(a, k)
-    assert not np.shares_memory(y1, y2)
-    # and backward uses the pass it follows
-    block(x1)
-    expected = ffn.FeedForward.random(D_MODEL, D_FF, seed=5)
-    expected(x1)
-    np.testing.assert_array_equal(block.backward(np.ones_like(x1)),
-                                  expected.backward(np.ones_like(x1)))

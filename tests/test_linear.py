@@ -46,7 +46,9 @@ def test_attributes(weights: tuple[np.ndarray, np.ndarray]) -> None:
     W, b = weights
     lin = ffn.Linear(W, b)
     assert (lin.in_features, lin.out_features) == (4, 3)
-    assert lin.W is W and lin.b is b  # stored without copying
+    assert lin.W is not W and lin.b is not b  # read-only copies: nobody can change them
+    assert not lin.W.flags.writeable and not lin.b.flags.writeable
+    np.testing.assert_array_equal(lin.W, W)
     assert lin.dtype == np.float64
     assert ffn.Linear(W).b is None
     assert (

@@ -98,10 +98,18 @@ def test_backward_matches_finite_differences(placement: str, gated: bool, dropou
         if name == "x":
             continue
         owner = n2 if name in ("gamma", "beta") else b2
-        params[name] = getattr(owner, name)  # the arrays themselves, perturbed in place
+        params[name] = np.array(getattr(owner, name))  # writable copies, perturbed in place
 
     def loss() -> float:
-        fresh = ffn.Sublayer(b2, n2, placement, dropout=dropout, seed=7)
+        # Layers keep read-only copies of their weights: build fresh ones from the perturbed.
+        if gated:
+            block: ffn.FeedForward | ffn.GatedFeedForward = ffn.GatedFeedForward(
+                *(params[k] for k in ("W", "V", "W2", "b", "c", "b2")), variant=b2.variant)
+        else:
+            block = ffn.FeedForward(*(params[k] for k in ("W1", "b1", "W2", "b2")),
+                                    activation=b2.activation)
+        norm = ffn.LayerNorm(n2.d_model, n2.eps, params["gamma"], params["beta"])
+        fresh = ffn.Sublayer(block, norm, placement, dropout=dropout, seed=7)
         return float(np.sum(fresh(params["x"], training=True) * R))
 
     for name, array in params.items():

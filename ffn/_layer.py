@@ -1,0 +1,121 @@
+"""What every layer shares, so each layer class keeps only its math.
+
+A layer owns read-only copies of its parameters and of its last input, so the gradients of a
+``backward`` are always those of the forward pass that ran, whatever the caller changes later.
+A layer holds one pass at a time: ``backward`` uses the most recent ``forward``. Do not share
+one layer between threads that run passes at the same time; give each thread its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ffn._validate import FloatArray, check_dy, check_float_dtype, check_input, check_seed
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def quiet(f: F) -> F:
+    """Run ``f`` without numpy's warnings: NaN and inf propagate silently in every layer."""
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")(f)
+
+
+def readonly_copy(array: FloatArray) -> FloatArray:
+    """A copy that nobody can write to: neither the caller (it is a copy) nor anyone else."""
+    copy = np.array(array, copy=True)
+    copy.flags.writeable = False
+    return copy
+
+
+def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> list[FloatArray]:
+    """Normal weights with std ``1 / sqrt(fan_in)``, drawn in float64 in order, then rounded.
+
+    The fan-in is a matrix's first axis, so activations keep about unit scale layer to layer.
+    """
+    rng = np.random.default_rng(check_seed(seed))
+    drawn = [rng.standard_normal(shape) / math.sqrt(shape[0]) for shape in shapes]
+    return [w.astype(check_float_dtype(dtype)) for w in drawn]
+
+
+class Layer:
+    """Input checks, ``(..., d)`` to rows and back, the last pass and the gradients."""
+
+    _caller = "layer"  # what messages call an instance: "call layer(x) first"
+
+    def __init__(self, dtype: np.dtype[Any], d_in: int, d_out: int, in_name: str,
+                 params: dict[str, FloatArray | None]) -> None:
+        self._dtype = dtype
+        self._d_in, self._d_out, self._in_name = d_in, d_out, in_name
+        self._params = {k: None if p is None else readonly_copy(p) for k, p in params.items()}
+        self._lead: tuple[int, ...] | None = None  # leading axes of the last pass; None: no pass
+        self._next_lead: tuple[int, ...] = ()
+        self._kept: tuple[FloatArray, ...] = ()  # what backward needs from the last pass
+        self._grads: dict[str, FloatArray | None] = {}
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # A layer's public attributes are set once: rebinding `activation` would not change
+        # the function the layer runs, so refuse it instead of giving a silent wrong answer.
+        if not name.startswith("_") and name in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.{name} is read-only")
+        super().__setattr__(name, value)
+
+    @property
+    def dtype(self) -> np.dtype[np.floating[Any]]:
+        """The parameters' dtype: inputs are cast to it; outputs and gradients have it."""
+        return self._dtype
+
+    @property
+    def grads(self) -> dict[str, FloatArray | None]:
+        """Gradients of the last ``backward``, one per parameter (None for an absent bias)."""
+        return self._grads
+
+    def __call__(self, *args: Any, **kwargs: Any) -> FloatArray:
+        """Same as ``forward``."""
+        return self.forward(*args, **kwargs)  # type: ignore[no-any-return, attr-defined]
+
+    def _values(self, *names: str) -> list[FloatArray]:
+        """The named parameters for the math, an absent bias as a zero that broadcasts."""
+        zero = np.zeros((), self._dtype)
+        return [zero if (p := self._params[n]) is None else p for n in names]
+
+    def _rows(self, x: object) -> FloatArray:
+        """A copy of ``x`` as rows ``(N, d_in)`` in the layer's dtype; forgets the last pass."""
+        self._lead = None  # a forward that fails leaves nothing for backward
+        array = check_input(x, self._dtype, self._d_in, self._in_name)
+        self._next_lead = array.shape[:-1]
+        return np.array(array.reshape(math.prod(self._next_lead), self._d_in))  # (N, d_in)
+
+    def _keep(self, *arrays: FloatArray) -> None:
+        """Keep what ``backward`` needs; the pass is complete."""
+        self._kept, self._lead = arrays, self._next_lead
+
+    def _unrows(self, rows: FloatArray) -> FloatArray:
+        """Rows ``(N, d)`` back to the shape of the last input, ``(..., d)``."""
+        assert self._lead is not None  # set by _keep before any caller gets here
+        return rows.reshape(*self._lead, rows.shape[-1])
+
+    def _kept_views(self) -> list[FloatArray]:
+        """Read-only views of the kept arrays, shaped like the last input, for a trace."""
+        views = [self._unrows(a).view() for a in self._kept]
+        for view in views:
+            view.flags.writeable = False  # backward will use them
+        return views
+
+    def _grad_rows(self, dy: object) -> FloatArray:
+        """``dy`` as rows ``(N, d_out)``, checked against the last forward's output."""
+        out_shape = None if self._lead is None else (*self._lead, self._d_out)
+        return check_dy(dy, out_shape, self._dtype, self._caller).reshape(-1, self._d_out)
+
+    def _set_grads(self, **grads: FloatArray) -> None:
+        """Store the gradients; an absent parameter's gradient is None."""
+        self._grads = {k: None if p is None else grads[k] for k, p in self._params.items()}
+
+
+def param(name: str) -> property:
+    """A read-only attribute for the parameter ``name`` (None when the layer has none)."""
+    return property(lambda self: self._params[name])
