@@ -143,3 +143,28 @@ def test_unclosed_markdown_output_is_reported_once_with_its_file(
     result = pytester.runpytest(*ARGS)
     result.assert_outcomes(failed=1, skipped=1)  # once: the page's other block is skipped
     result.stdout.fnmatch_lines(["*page.md:5: <!-- output: markdown --> has no <!-- /output -->*"])
+
+
+def test_printed_admonition_lines_inside_a_fence_stay_text(pytester: pytest.Pytester) -> None:
+    # `!!! note` printed inside a fence is not an admonition: flattening it used to de-indent
+    # the `    ```` line below it into a closing fence, which hid the next block.
+    page = textwrap.dedent('''\
+        ```python
+        print("!!! note x\\n    ```")
+        ```
+
+        ```text
+        !!! note x
+            ```
+        ```
+
+        ```python
+        print(2)
+        ```
+
+        ```text
+        2
+        ```
+        ''')
+    (pytester.path / "page.md").write_text(page)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=2)
