@@ -1,19 +1,65 @@
-# Sourced by scripts/test, scripts/serve and scripts/lock: make .venv match requirements.lock.
+# Sourced by scripts/test, scripts/serve and scripts/lighthouse: make .venv match requirements.lock.
 # Installs only when the lock file, pyproject.toml or the Python changed since the last install,
-# so a second run with nothing changed installs nothing.
+# so a second run with nothing changed installs nothing. scripts/lock and .ci/run source it with
+# FFN_ENV=python-only, to pick the Python ($PYTHON) and nothing else.
+# Portable: bash 3.2 (macOS's /bin/bash) and no GNU-only tool (hashes are taken with Python).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
-PYTHON="${PYTHON:-python3.11}"
-command -v "$PYTHON" >/dev/null || { echo "error: $PYTHON not found (set PYTHON=...; Python 3.11+ is needed)" >&2; exit 1; }
+# The oldest Python that requirements.lock installs on (pymdown-extensions 13.1.2 needs 3.11.5).
+MIN_PYTHON=3.11.5
 
-stamp="$(cat "$ROOT/requirements.lock" "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1) $("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+# Does "$1" run, and is it a Python >= MIN_PYTHON that can make a venv (Debian splits venv and
+# ensurepip into python3-venv)? A pyenv shim of a version that is not selected fails here.
+python_ok() {
+  "$1" -c "import sys, ensurepip, venv
+sys.exit(sys.version_info < tuple(int(n) for n in '$MIN_PYTHON'.split('.')))" >/dev/null 2>&1
+}
+
+# PYTHON=... chooses; otherwise the newest of these on PATH that is >= MIN_PYTHON.
+if [ -n "${PYTHON:-}" ]; then
+  python_ok "$PYTHON" || {
+    echo "error: PYTHON=$PYTHON is not a Python >= $MIN_PYTHON with venv that runs" >&2; exit 1; }
+else
+  for candidate in python3.14 python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null && python_ok "$candidate"; then
+      PYTHON="$candidate"; break
+    fi
+  done
+  [ -n "${PYTHON:-}" ] || {
+    echo "error: no Python >= $MIN_PYTHON with venv on PATH (tried python3.14, python3.13," \
+      "python3.12, python3.11, python3); install one (Debian: python3 python3-venv), or set" \
+      "PYTHON=/path/to/python3.x" >&2; exit 1; }
+fi
+
+# sha256 of the files' bytes one after the other (what `cat FILES | sha256sum` prints).
+sha256_of() {
+  "$PYTHON" -c 'import hashlib, sys
+h = hashlib.sha256()
+for name in sys.argv[1:]:
+    with open(name, "rb") as f:
+        h.update(f.read())
+print(h.hexdigest())' "$@"
+}
+
+if [ "${FFN_ENV:-}" = python-only ]; then return 0; fi
+
+version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+stamp="$(sha256_of "$ROOT/requirements.lock" "$ROOT/pyproject.toml") $version"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "$stamp" ]; then
-  echo "setting up $VENV ..." >&2
-  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$ROOT/requirements.lock"
-  # The package itself, editable, built by the pinned hatchling already in the lock.
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$ROOT"
+  echo "setting up $VENV with $PYTHON ($version) ..." >&2
+  # A venv of another Python (or a broken one) is made anew.
+  venv_version="$("$VENV/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null \
+    || true)"
+  [ "$venv_version" = "$version" ] || "$PYTHON" -m venv --clear "$VENV"
+  # Every requirement pinned with the sha256 of its files (any platform): pip refuses a file
+  # whose hash is not in the lock.
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
+    -r "$ROOT/requirements.lock"
+  # The package itself, editable, built by the pinned hatchling already in the lock. A separate
+  # run: an editable project has no file to hash, so it cannot be installed in hash-checking mode.
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    --no-build-isolation -e "$ROOT"
   echo "$stamp" > "$VENV/.installed"
 fi
 export PATH="$VENV/bin:$PATH"

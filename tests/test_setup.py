@@ -1,0 +1,172 @@
+"""The setup travels: scripts/_env.sh finds a Python >= 3.11.5 by any name, uses no GNU-only
+tool, and installs a requirements.lock whose every pin carries hashes for every platform; the
+browser tests say which of them cannot run here instead of failing, unless CI requires them.
+
+The hashed install itself (minutes, from PyPI) is not run here: scripts/_env.sh does it on
+every fresh clone, and so CI does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV_SH = ROOT / "scripts" / "_env.sh"
+SCRIPTS = [ROOT / ".ci" / "run", ENV_SH,
+           *(ROOT / "scripts" / name for name in ("test", "serve", "lock", "lighthouse"))]
+# The real interpreter behind this venv, to put on a PATH under other names.
+REAL_PYTHON = Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
+
+
+def pick_python(bindir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Source _env.sh as scripts/lock does (FFN_ENV=python-only) with PATH=bindir only."""
+    for tool in ("dirname",):  # what _env.sh runs before it has a Python
+        (bindir / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+    script = f'FFN_ENV=python-only; source "{ENV_SH}"; echo "PYTHON=$PYTHON"'
+    return subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True,
+                          env={"PATH": str(bindir), **env}, check=False, timeout=60)
+
+
+def fake_python(path: Path, body: str) -> None:
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+def test_python_found_by_any_versioned_name(tmp_path: Path) -> None:
+    (tmp_path / "python3.13").symlink_to(REAL_PYTHON)  # no python3.11, no python3
+    result = pick_python(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "PYTHON=python3.13" in result.stdout
+
+
+def test_a_name_that_does_not_run_is_passed_over(tmp_path: Path) -> None:
+    # pyenv puts shims for every installed version on PATH; an unselected one exits non-zero.
+    fake_python(tmp_path / "python3.14", "echo 'pyenv: python3.14: not found' >&2; exit 127")
+    (tmp_path / "python3").symlink_to(REAL_PYTHON)
+    result = pick_python(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "PYTHON=python3\n" in result.stdout
+
+
+def test_a_python_too_old_is_refused(tmp_path: Path) -> None:
+    # A Python that runs what it is given, but reports 3.11.4 (pymdown-extensions needs 3.11.5).
+    fake_python(tmp_path / "python3.11", f'exec "{REAL_PYTHON}" -c "import sys; '
+                f'sys.version_info = (3, 11, 4, \'final\', 0)\n$2"')
+    result = pick_python(tmp_path)
+    assert result.returncode == 1
+    assert "no Python >= 3.11.5 with venv on PATH" in result.stderr
+
+
+def test_python_variable_overrides(tmp_path: Path) -> None:
+    (tmp_path / "python3.13").symlink_to(REAL_PYTHON)
+    chosen = tmp_path / "mine" / "python"
+    chosen.parent.mkdir()
+    chosen.symlink_to(REAL_PYTHON)
+    result = pick_python(tmp_path, PYTHON=str(chosen))
+    assert f"PYTHON={chosen}\n" in result.stdout
+    result = pick_python(tmp_path / "mine", PYTHON=str(tmp_path / "nonexistent"))
+    assert result.returncode == 1
+    assert "is not a Python >= 3.11.5" in result.stderr
+
+
+def test_hashes_are_taken_with_python_as_sha256sum_would(tmp_path: Path) -> None:
+    files = [ROOT / "requirements.lock", ROOT / "pyproject.toml"]
+    script = f'FFN_ENV=python-only; source "{ENV_SH}"; sha256_of {" ".join(map(str, files))}'
+    result = subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True,
+                            check=True, timeout=60)
+    expected = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+    assert result.stdout.strip() == expected
+
+
+# GNU-only (no macOS twin) or bash >= 4 only (macOS's /bin/bash is 3.2).
+NOT_PORTABLE = re.compile(r"\bsha256sum\b|\breadlink -f\b|\bsed -i\b|\bgrep -P\b|\bmapfile\b"
+                          r"|\breadarray\b|\bdeclare -A\b|\$\{\w+(,,|\^\^)\}|\bstat -c\b")
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_scripts_parse_and_use_no_gnu_only_tool(path: Path) -> None:
+    subprocess.run(["bash", "-n", str(path)], check=True)
+    code = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                     if not line.lstrip().startswith("#"))
+    assert not NOT_PORTABLE.findall(code)
+
+
+def test_env_installs_the_lock_with_hashes_required() -> None:
+    text = ENV_SH.read_text(encoding="utf-8")
+    assert re.search(r"pip install [^\n]*--require-hashes[^\n]*\\\n\s*-r \"\$ROOT/requirements"
+                     r"\.lock\"", text)
+
+
+def lock_entries() -> dict[str, tuple[str, int]]:
+    """requirements.lock: normalised name -> (version, number of sha256 hashes)."""
+    entries = {}
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    for block in re.split(r"\n(?=\S)", text):
+        if block.startswith("#") or not block.strip():
+            continue
+        match = re.match(r"([A-Za-z0-9._-]+)==([^\s;\\]+)", block)
+        assert match, f"not pinned with ==: {block.splitlines()[0]}"
+        name = re.sub(r"[-_.]+", "-", match[1]).lower()
+        entries[name] = (match[2], len(re.findall(r"--hash=sha256:[0-9a-f]{64}", block)))
+    return entries
+
+
+def test_every_pin_has_hashes() -> None:
+    entries = lock_entries()
+    assert {name for name, (_, hashes) in entries.items() if hashes == 0} == set()
+    # hatchling and editables build the editable install of ffn (--no-build-isolation).
+    assert {"hatchling", "editables"} <= entries.keys()
+
+
+def test_the_lock_has_pyprojects_pins() -> None:
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "dependency-groups"]
+    pins = [req for name in ("test", "docs", "dev") for req in groups[name]
+            if isinstance(req, str)]
+    entries = lock_entries()
+    for pin in pins:
+        name, version = re.match(r"([A-Za-z0-9._-]+)(?:\[.*\])?==(\S+)", pin).groups()  # type: ignore[union-attr]
+        assert entries[re.sub(r"[-_.]+", "-", name).lower()][0] == version, pin
+
+
+def test_the_lock_covers_more_than_one_platform() -> None:
+    """Compiled packages have a wheel per platform and Python; a lock made from one machine's
+    installs would carry one hash each. (scripts/lock takes every file PyPI has.)"""
+    entries = lock_entries()
+    for name in ("numpy", "scipy", "pyyaml", "ruff", "zizmor", "playwright"):
+        assert entries[name][1] >= 6, (name, entries[name])
+    assert "appnope" in entries  # macOS only: ipykernel needs it there
+
+
+def run_browser_test(**env: str) -> subprocess.CompletedProcess[str]:
+    """One browser test in a pytest of its own, on a machine without Chromium."""
+    code = ("import sys\nfrom tests.browser import builtsite\n"
+            "builtsite.CHROMIUM = '/nonexistent/chromium'\nimport pytest\n"
+            "sys.exit(pytest.main(['tests/browser/test_lighthouse.py', '-q']))")
+    environ = {k: v for k, v in os.environ.items() if k != "FFN_REQUIRE_BROWSER"}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, env={**environ, **env}, check=False, timeout=300)
+
+
+def test_browser_tests_are_skipped_by_name_where_chromium_is_missing() -> None:
+    result = run_browser_test()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 browser tests skipped: this machine lacks /nonexistent/chromium" in result.stdout
+    assert "tests/browser/test_lighthouse.py: test_lighthouse_scores" in result.stdout
+    assert "1 skipped" in result.stdout
+
+
+def test_browser_tests_fail_where_ci_requires_them() -> None:
+    result = run_browser_test(FFN_REQUIRE_BROWSER="1")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FFN_REQUIRE_BROWSER=1 and the browser tests need /nonexistent/chromium" in (
+        result.stdout)
