@@ -79,7 +79,8 @@ class FeedForward(Layer):
         """A block with random weights (see ``random_weights``) and zero biases.
 
         Args:
-            d_model: model width; d_ff: hidden width (positive ints).
+            d_model: model width, a positive int.
+            d_ff: hidden width, a positive int.
             activation: one of ``ffn.ACTIVATIONS``.
             seed: for ``np.random.default_rng``, an int >= 0, or None for fresh entropy.
             dtype: ``np.float32`` or ``np.float64``.
@@ -92,6 +93,7 @@ class FeedForward(Layer):
             bias, "bias") else (None, None)
         return cls(W1, b1, W2, b2, activation=activation)
 
+    # --8<-- [start:forward]
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
@@ -102,7 +104,9 @@ class FeedForward(Layer):
         y = h @ W2 + b2  # (N, d_model)
         self._keep(x, h_pre, h)  # what backward needs
         return self._unrows(y)  # (..., d_model)
+    # --8<-- [end:forward]
 
+    # --8<-- [start:backward]
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
@@ -117,6 +121,7 @@ class FeedForward(Layer):
         db1 = dh_pre.sum(axis=0)  # (d_ff,)
         self._set_grads(W1=dW1, b1=db1, W2=dW2, b2=db2)
         return self._unrows(dh_pre @ W1.T)  # dL/dx: (..., d_model)
+    # --8<-- [end:backward]
 
     def forward_trace(self, x: object) -> FeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""

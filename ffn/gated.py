@@ -62,9 +62,12 @@ class GatedFeedForward(Layer):
     ``"glu"`` sigmoid, ``"reglu"`` ReLU, ``"geglu"`` GELU, ``"geglu_tanh"``, ``"swiglu"`` SiLU.
 
     Args:
-        W, V: ``(d_model, d_ff)``; W2: ``(d_ff, d_model)``.
-        b, c: ``(d_ff,)`` biases of the gate and the up projection, or None (as in LLaMA).
-        b2: ``(d_model,)`` output bias, or None.
+        W: gate matrix ``(d_model, d_ff)``.
+        V: up-projection matrix ``(d_model, d_ff)``.
+        W2: down-projection matrix ``(d_ff, d_model)``.
+        b: gate bias ``(d_ff,)``, or None (as in LLaMA).
+        c: up-projection bias ``(d_ff,)``, or None.
+        b2: output bias ``(d_model,)``, or None.
         variant: one of ``ffn.GATED_VARIANTS``.
 
     Raises:

@@ -4,7 +4,7 @@ life on 2027-05-05; see README, "Zensical").
 Zensical reads mkdocs.yml and runs its Markdown extensions, mkdocstrings included, but no
 MkDocs hooks or plugins such as mkdocs-jupyter and htmlproofer (it skips them silently).
 It insists on site_dir and docs_dir inside the config file's directory and writes `.cache/`
-there, so the build runs on a copy of mkdocs.yml (unchanged), docs/ and overrides/ in a
+there, so the build runs on a copy of mkdocs.yml (unchanged), docs/, overrides/ and ffn/ in a
 temporary directory, which keeps the shared tree clean.
 """
 
@@ -80,7 +80,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "group 'test'); ./scripts/test sets up .venv with it")
     project = tmp_path_factory.mktemp("zensical")
     shutil.copy(ROOT / "mkdocs.yml", project)
-    for folder in ("docs", "overrides"):
+    for folder in ("docs", "overrides", "ffn"):  # ffn: the pages include its code (snippets)
         shutil.copytree(ROOT / folder, project / folder)
     (project / "docs" / "probe.md").write_text(PROBE, encoding="utf-8")
     # `-m` puts the copy, not the repository, first on sys.path: ffn_docs.mathml must come
