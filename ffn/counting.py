@@ -24,19 +24,8 @@ def count_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = F
     SwiGLU, ...) has a third matrix of shape ``(d_model, d_ff)`` for the gate, with its
     own ``d_ff`` bias.
 
-    Args:
-        d_model: model width, a positive int (bool is not accepted).
-        d_ff: hidden width, a positive int (bool is not accepted).
-        bias: whether the block has biases.
-        gated: whether the block has a gate matrix (three matrices instead of two).
-
-    Returns:
-        The count, as a Python int (exact, no overflow).
-
     Raises:
-        TypeError: if ``d_model`` or ``d_ff`` is not an int, or ``bias``/``gated`` is
-            not a bool.
-        ValueError: if ``d_model`` or ``d_ff`` is zero or negative.
+        TypeError, ValueError: for arguments of the wrong type or non-positive sizes.
     """
     d_model = check_positive_int(d_model, "d_model")
     d_ff = check_positive_int(d_ff, "d_ff")
@@ -58,16 +47,6 @@ def count_flops(
     Biases, activations and the gate's elementwise product are not counted: they
     are smaller by a factor of about ``d_model``.
 
-    Args:
-        d_model: model width, a positive int.
-        d_ff: hidden width, a positive int.
-        n_tokens: number of tokens (rows of ``x``), a positive int.
-        gated: whether the block has a gate matrix.
-        backward: count forward plus backward instead of forward only.
-
-    Returns:
-        The FLOP count, as a Python int.
-
     Raises:
         TypeError, ValueError: for arguments of the wrong type or non-positive sizes.
     """
@@ -86,13 +65,6 @@ def llama_d_ff(d_model: int, multiple_of: int = 256) -> int:
     gated matrices hold as many weights as two ungated ones would) and rounds up to a
     multiple of ``multiple_of`` for efficient hardware tiles. Integer arithmetic as in
     Meta's reference code: ``int(2 * 4 * d_model / 3)``, then round up.
-
-    Args:
-        d_model: model width, a positive int.
-        multiple_of: the rounding granularity, a positive int (LLaMA uses 256).
-
-    Returns:
-        The hidden width ``d_ff``.
     """
     d_model = check_positive_int(d_model, "d_model")
     multiple_of = check_positive_int(multiple_of, "multiple_of")
@@ -107,16 +79,8 @@ def count_attention_parameters(d_model: int, bias: bool = True) -> int:
     bias: ``4 * d_model**2 + 4 * d_model`` in all. The number of heads does not matter:
     the heads split the ``d_model`` columns among themselves. LayerNorm is not counted.
 
-    Args:
-        d_model: model width, a positive int.
-        bias: whether the projections have biases.
-
-    Returns:
-        The count, as a Python int.
-
     Raises:
-        TypeError: if ``d_model`` is not an int or ``bias`` is not a bool.
-        ValueError: if ``d_model`` is zero or negative.
+        TypeError, ValueError: for arguments of the wrong type or non-positive sizes.
     """
     d_model = check_positive_int(d_model, "d_model")
     biases = 4 * d_model if check_bool(bias, "bias") else 0
@@ -131,18 +95,8 @@ def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = Fal
     matrices: 1, or 2 when gated), on top of ``d_model`` for ``b2``, so this is a floor
     division.
 
-    Args:
-        budget: the most parameters allowed, a positive int.
-        d_model: model width, a positive int.
-        bias: whether the block has biases.
-        gated: whether the block has a gate matrix.
-
-    Returns:
-        ``d_ff``, a positive int.
-
     Raises:
-        TypeError: for arguments of the wrong type.
-        ValueError: for non-positive sizes, or a budget too small for ``d_ff = 1``.
+        TypeError, ValueError: for arguments of the wrong type or non-positive sizes.
     """
     budget = check_positive_int(budget, "budget")
     d_model = check_positive_int(d_model, "d_model")

@@ -42,14 +42,7 @@ class FitResult:
 
 @quiet  # inf and NaN give inf or NaN silently, as in every layer
 def mean_squared_error(y: object, target: object) -> float:
-    """Mean of ``(y - target) ** 2`` over every entry.
-
-    Args:
-        y: real array-like, any shape.
-        target: real array-like with the shape of ``y``.
-
-    Returns:
-        The mean, as a Python float (computed in float64).
+    """Mean of ``(y - target) ** 2`` over every entry, in float64, as a Python float.
 
     Raises:
         TypeError: if either is not real numeric data.
@@ -100,16 +93,9 @@ def _make_block(like: FeedForward, params: dict[str, FloatArray]) -> FeedForward
                       activation=like.activation)
 
 
-def fit(
-    block: FeedForward,
-    X: object,
-    Y: object,
-    steps: int,
-    lr: float,
-    optimizer: str = "adam",
-    batch_size: int | None = None,
-    seed: int | None = 0,
-) -> FitResult:
+def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
+        optimizer: str = "adam", batch_size: int | None = None, seed: int | None = 0
+        ) -> FitResult:
     """Train a copy of ``block`` so that ``block(X)`` approaches ``Y`` in mean squared error.
 
     Each step runs the block forward on a batch, gets ``dL/dy = 2 (y - Y) / y.size`` (the

@@ -1,4 +1,4 @@
-"""Time ffn.FeedForward against its bare matrix products and against PyTorch.
+"""Time ffn.FeedForward (reference) and ffn.fast.FeedForward against the bare GEMMs and PyTorch.
 
     python scripts/bench.py                  # every row (3-4 minutes)
     python scripts/bench.py --quick          # fewer repeats (about 1 minute)
@@ -7,10 +7,12 @@
 Shapes are GPT-2 small's block: d_model = 768, d_ff = 3072, for N = 1, 128 and
 2048 tokens, in float32 and float64, with the tanh GELU (``gelu_tanh``) and the
 exact one (``gelu``), forward only (``fwd``) and forward plus backward
-(``fwd+bwd``). For each row three things are timed, interleaved (the order
-rotates every repeat, so a burst of machine noise hits all three alike):
+(``fwd+bwd``). For each row four things are timed, interleaved (the order
+rotates every repeat, so a burst of machine noise hits all of them alike):
 
-- ffn: ``block(x)``, plus ``block.backward(dy)`` for fwd+bwd;
+- reference: ``ffn.FeedForward``, the plain code the chapters show: ``block(x)``, plus
+  ``block.backward(dy)`` for fwd+bwd;
+- fast: the same with ``ffn.fast.FeedForward``, the speed path (the "ffn" of the targets);
 - GEMMs: only the matrix products the layer must do, into preallocated
   outputs (2 forward; 4 more backward): the physical limit on this machine;
 - PyTorch: ``torch.nn.Linear`` modules and ``torch.nn.functional.gelu``
@@ -22,9 +24,9 @@ Each timed run directly follows an untimed run of the same kind (steady use):
 numpy's OpenBLAS and PyTorch's OpenMP keep their worker threads spinning for
 a while after a call, which would otherwise slow down whichever ran next.
 
-Reported: the median time of ffn, GFLOP/s from ``ffn.count_flops`` (matrix
-products only), and the median over repeats of the per-repeat ratios
-ffn / GEMMs and ffn / PyTorch. Not part of the test run.
+Reported: the median times, GFLOP/s of the fast block from ``ffn.count_flops`` (matrix
+products only), and the median over repeats of the per-repeat ratios reference / GEMMs,
+fast / GEMMs and fast / PyTorch. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import scipy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ffn
-import ffn.activations
+import ffn.fast.kernels
 
 try:
     import torch
@@ -87,7 +89,9 @@ class Row:
 @dataclass(frozen=True)
 class Result:
     row: Row
-    ffn_s: float
+    ref_s: float  # the reference ffn.FeedForward
+    ref_vs_gemm: float
+    ffn_s: float  # ffn.fast.FeedForward
     gemm_s: float
     torch_s: float | None
     vs_gemm: float
@@ -135,7 +139,8 @@ def make_cases(row: Row) -> dict[str, Callable[[], object] | None]:
     block = ffn.FeedForward.random(D_MODEL, D_FF, activation=row.activation, dtype=dtype)
     b1 = (0.1 * rng.standard_normal(D_FF)).astype(dtype)
     b2 = (0.1 * rng.standard_normal(D_MODEL)).astype(dtype)
-    block = ffn.FeedForward(block.W1, b1, block.W2, b2, activation=row.activation)
+    reference = ffn.FeedForward(block.W1, b1, block.W2, b2, activation=row.activation)
+    block = ffn.fast.FeedForward(block.W1, b1, block.W2, b2, activation=row.activation)
     W1, W2 = block.W1, block.W2
     x = rng.standard_normal((row.n_tokens, D_MODEL)).astype(dtype)
     dy = rng.standard_normal((row.n_tokens, D_MODEL)).astype(dtype)
@@ -144,6 +149,10 @@ def make_cases(row: Row) -> dict[str, Callable[[], object] | None]:
     def run_ffn() -> object:
         y = block(x)
         return block.backward(dy) if backward else y
+
+    def run_reference() -> object:
+        y = reference(x)
+        return reference.backward(dy) if backward else y
 
     # The matrix products alone, into preallocated outputs.
     H = np.empty((row.n_tokens, D_FF), dtype=dtype)
@@ -163,6 +172,7 @@ def make_cases(row: Row) -> dict[str, Callable[[], object] | None]:
 
     cases: dict[str, Callable[[], object] | None] = {
         "ffn": run_ffn,
+        "reference": run_reference,
         "gemm": run_gemms,
         "torch": None,
     }
@@ -250,6 +260,9 @@ def time_row(row: Row, repeats: int | None, budget_s: float, min_repeats: int) -
     has_torch = "torch" in times
     return Result(
         row=row,
+        ref_s=statistics.median(times["reference"]),
+        ref_vs_gemm=statistics.median(
+            a / b for a, b in zip(times["reference"], times["gemm"], strict=True)),
         ffn_s=statistics.median(times["ffn"]),
         gemm_s=statistics.median(times["gemm"]),
         torch_s=statistics.median(times["torch"]) if has_torch else None,
@@ -301,7 +314,7 @@ def main() -> None:
     print(
         f"threads: BLAS {n_threads} ({how}), PyTorch "
         f"{torch.get_num_threads() if torch is not None else 'n/a'}; ffn's elementwise "
-        f"work: 1 in FeedForward, {ffn.activations._THREADS} in the standalone activations"
+        f"work: 1 in ffn.fast.FeedForward, {ffn.fast.kernels._THREADS} in ffn.fast's activations"
     )
     print(
         f"versions: Python {platform.python_version()}, numpy {np.__version__}, "
@@ -309,9 +322,9 @@ def main() -> None:
     )
     print(f"d_model={D_MODEL}, d_ff={D_FF}; times are medians; ratios are medians of "
           "interleaved per-repeat ratios\n")
-    print("| N | dtype | activation | pass | ffn ms | GFLOP/s | GEMMs ms | ffn/GEMMs "
-          "| PyTorch ms | ffn/PyTorch | repeats |")
-    print("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    print("| N | dtype | activation | pass | reference ms | reference/GEMMs | fast ms | GFLOP/s "
+          "| GEMMs ms | fast/GEMMs | PyTorch ms | fast/PyTorch | repeats |")
+    print("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     results = []
     for row in rows:
         result = time_row(row, args.repeats, budget_s, min_repeats)
@@ -320,6 +333,7 @@ def main() -> None:
         vs_torch = "n/a" if result.vs_torch is None else f"{result.vs_torch:.2f}"
         print(
             f"| {row.n_tokens} | {row.dtype} | {row.activation} | {row.passes} "
+            f"| {fmt_ms(result.ref_s)} | {result.ref_vs_gemm:.2f} "
             f"| {fmt_ms(result.ffn_s)} | {flops / result.ffn_s / 1e9:.1f} "
             f"| {fmt_ms(result.gemm_s)} | {result.vs_gemm:.2f} "
             f"| {fmt_ms(result.torch_s)} | {vs_torch} | {result.repeats} |",
