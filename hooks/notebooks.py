@@ -13,17 +13,32 @@
    fails when the counts differ.
 3. A notebook page has no front matter, so its meta description comes from the notebook's
    own metadata, `"description"` (the build fails without one).
+4. When mkdocs-jupyter's cache is on (`./scripts/serve` turns it on; the tests' builds and CI
+   run without it), its entries go under `cache_dir/<code key>`. mkdocs-jupyter keys an entry
+   on the notebook's bytes and its own settings only, so after a change in `ffn/` it would
+   serve outputs of the old code; the code key is a hash of every file of `ffn/`,
+   requirements.lock and the Python version, computed at every (re)build.
+5. Under `mkdocs serve --dirty` (./scripts/serve), which rebuilds only the pages whose source
+   changed, a change in that key or in mkdocs.yml rebuilds every page: the API page and the
+   notebooks show the new code, and every page the new nav.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
+import logging
+import os
 import re
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 _MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
@@ -37,6 +52,62 @@ _CONTINUATION = re.compile(r"\s*\n[ \t]*#\s*")
 def _alt_texts(cells: list[Any]) -> list[str]:
     return [_CONTINUATION.sub(" ", alt).strip() for cell in cells if cell.cell_type == "code"
             for alt in _ALT_COMMENT.findall(cell.source)]
+
+
+def _code_key(root: Path) -> str:
+    """A hash of what a notebook's outputs depend on besides the notebook itself."""
+    digest = hashlib.sha256(sys.version.encode())
+    files = sorted(p for p in (root / "ffn").rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)  # .pyc: made from the .py
+    for path in [*files, root / "requirements.lock"]:
+        digest.update(f"\0{path.relative_to(root).as_posix()}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# What one `mkdocs serve --dirty` remembers between rebuilds (MkDocs loads a hook once per
+# process): --dirty rebuilds only the pages whose source changed, so after a change in ffn/
+# (the API page, the notebooks) or in mkdocs.yml (nav, settings) every page is rebuilt.
+_serve: dict[str, Any] = {"dirty": False, "state": None, "stale": False}
+
+
+def on_startup(*, command: str, dirty: bool) -> None:
+    _serve["dirty"] = command == "serve" and dirty
+    if _serve["dirty"]:
+        # MkDocs warns at every --dirty build that other pages' nav may be stale, and
+        # `strict: true` makes that a failure. The nav's titles are all in mkdocs.yml, and a
+        # change there rebuilds every page (on_files), so the warning is dropped.
+        logging.getLogger("mkdocs.commands.build").addFilter(
+            lambda record: "'dirty' build is being performed" not in record.getMessage())
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    key = _code_key(Path(config.config_file_path).parent)
+    state = (key, Path(config.config_file_path).read_bytes())
+    _serve["stale"] = _serve["state"] not in (None, state)
+    _serve["state"] = state
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.config["cache"]:
+        return config
+    base = Path(jupyter.config["cache_dir"])
+    jupyter.config["cache_dir"] = str(base / key)
+    # Entries under another key can never be used again (that code is gone): drop them.
+    if base.is_dir():
+        for old in base.iterdir():
+            if old.name != key:
+                if old.is_dir():
+                    shutil.rmtree(old)
+                else:
+                    old.unlink()
+    return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    if _serve["dirty"] and _serve["stale"]:
+        for file in files.documentation_pages():  # --dirty rebuilds a page older than its source
+            if os.path.isfile(file.abs_dest_path):
+                os.utime(file.abs_dest_path, (0, 0))
+    return files
 
 
 def on_page_content(content: str, page: Page, **_: Any) -> str:
