@@ -82,6 +82,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             reporter.write_line(line)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """With FFN_REQUIRE_BROWSER=1, a browser test fails at once where a tool is missing, before
+    any fixture builds the site."""
+    if item.get_closest_marker("browser") and os.environ.get(REQUIRE) == "1":
+        missing = builtsite.missing_tools()
+        if missing:
+            pytest.fail(f"{REQUIRE}=1 and the browser tests need " + "; ".join(missing)
+                        + " (.ci/run installs both)", pytrace=False)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if NOT_RUN:
         terminalreporter.write_sep("!", "browser tests not run")
