@@ -1,12 +1,13 @@
 """The notebooks under docs/notebooks/: committed without outputs, executed at every build.
 
-mkdocs-jupyter runs each notebook when the site is built (tests/test_site.py builds the whole
-site). These tests build small sites with the real mkdocs.yml (its plugins, hooks and theme
-overrides) but only a few pages, and check that:
+mkdocs-jupyter runs each notebook when the site is built. These tests check the session's one
+build of the whole site (tests/conftest.py, shared with tests/test_site.py and the browser
+tests), and a small site built with the real mkdocs.yml (its plugins, hooks and theme
+overrides) around a notebook that fails, that:
 
 - a notebook cell that raises fails the build (`allow_errors: false` is in effect), and the
-  build writes no cache (`cache: false`: a cache keyed on the notebook's bytes would serve
-  stale outputs after a change in ffn);
+  build writes no cache (`cache` is off outside ./scripts/serve: mkdocs-jupyter's cache keys
+  on the notebook's bytes, so it would serve stale outputs after a change in ffn);
 - every committed notebook has no outputs and no execution counts, so nothing stale can be
   committed;
 - the built notebook pages show the outputs of the run (printed text, plots, no stderr),
@@ -28,7 +29,9 @@ from urllib.parse import urljoin, urlsplit
 
 import nbformat
 import pytest
-import yaml
+from mkdocs.config import load_config
+
+from tests.browser import builtsite
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -64,7 +67,7 @@ def _build(tmp_path: Path, notebooks: dict[str, str]) -> subprocess.CompletedPro
     for name, text in notebooks.items():
         (docs / "notebooks" / name).write_text(text, encoding="utf-8")
     nav = [{"Home": "index.md"}, *({name: f"notebooks/{name}"} for name in notebooks)]
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env = {**os.environ, **builtsite.BUILD_ENV}  # no cache, links checked: as the tests build
     command = [sys.executable, "-c", _BUILD, str(ROOT / "mkdocs.yml"), str(docs),
                str(tmp_path / "site"), json.dumps(nav)]
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -80,28 +83,15 @@ def _notebook(*sources: str) -> str:
     return nbformat.writes(nb)
 
 
-class _LenientLoader(yaml.SafeLoader):
-    """Reads mkdocs.yml even if it holds tags such as !ENV or !!python/name: (as None)."""
-
-
-_LenientLoader.add_multi_constructor("", lambda loader, suffix, node: None)
-
-
-def _jupyter_config() -> dict[str, object]:
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), _LenientLoader)
-    for plugin in config["plugins"]:
-        if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
-            return dict(plugin["mkdocs-jupyter"])
-    raise AssertionError("mkdocs.yml has no mkdocs-jupyter plugin entry")
-
-
 # ------------------------------------------------------------------- configuration
 
 
-def test_plugin_settings() -> None:
-    """The settings the other tests rely on, in one place (the defaults are the opposite
-    for allow_errors, cache and include)."""
-    config = _jupyter_config()
+def test_plugin_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings the other tests rely on, in one place, as mkdocs reads them for the tests'
+    build (the defaults are the opposite for allow_errors, cache and include)."""
+    for name, value in builtsite.BUILD_ENV.items():
+        monkeypatch.setenv(name, value)
+    config = load_config(str(ROOT / "mkdocs.yml")).plugins["mkdocs-jupyter"].config
     assert config["execute"] is True
     assert config["allow_errors"] is False
     assert config["cache"] is False
@@ -145,12 +135,10 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp_path = tmp_path_factory.mktemp("notebook-site")
-    result = _build(tmp_path, {p.name: p.read_text(encoding="utf-8") for p in NOTEBOOKS})
-    assert result.returncode == 0, f"build failed:\n{result.stdout}{result.stderr}"
-    assert not (tmp_path / ".cache").exists(), "mkdocs-jupyter wrote a cache"
-    return tmp_path / "site"
+def built_site(site_build: builtsite.Build) -> Path:
+    if site_build.dir is None:
+        pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)
+    return site_build.dir
 
 
 def _page(site: Path, notebook: Path) -> str:

@@ -1,20 +1,28 @@
-"""The site builds with `mkdocs build --strict`: no warning, broken link or bad anchor."""
+"""The site builds with `mkdocs build --strict`: no warning, broken link or bad anchor.
+
+The build is the session's one build (tests/conftest.py), which the notebook and browser tests
+check too. It runs with the link check (htmlproofer) on and the notebook cache off, as CI
+does; ./scripts/serve turns both the other way, for speed."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+import pytest
+from mkdocs.config import load_config
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.browser import builtsite
 
 
-def test_mkdocs_build_strict(tmp_path: Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
-    )
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}{result.stderr}"
-    assert (tmp_path / "site" / "worked-example" / "index.html").is_file()
+def test_mkdocs_build_strict(site_build: builtsite.Build) -> None:
+    assert site_build.dir is not None, f"mkdocs build --strict failed:\n{site_build.log}"
+    assert (site_build.dir / "worked-example" / "index.html").is_file()
+
+
+def test_the_build_checks_every_link(monkeypatch: pytest.MonkeyPatch) -> None:
+    """htmlproofer, as mkdocs.yml sets it up for the tests' build, is on and fails the build
+    on a broken link (tests/test_notebooks.py checks mkdocs-jupyter's settings)."""
+    for name, value in builtsite.BUILD_ENV.items():
+        monkeypatch.setenv(name, value)
+    proofer = load_config(str(builtsite.ROOT / "mkdocs.yml")).plugins["htmlproofer"].config
+    assert proofer["enabled"] is True
+    assert proofer["raise_error_after_finish"] is True
+    assert proofer["validate_external_urls"] is False  # offline: internal links only

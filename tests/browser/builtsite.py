@@ -64,19 +64,58 @@ def url_prefix() -> str:
     return urllib.parse.urlsplit(mkdocs_config()["site_url"]).path.rstrip("/") + "/"
 
 
+# The build the tests (and scripts/lighthouse) check: every link checked (htmlproofer) and
+# every notebook run, whatever the shell says (./scripts/serve turns both off for speed).
+BUILD_ENV = {"NO_MKDOCS_2_WARNING": "1", "FFN_CHECK_LINKS": "true", "FFN_NOTEBOOK_CACHE": "false"}
+
+
+def _build(site_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT, env={**os.environ, **BUILD_ENV}, capture_output=True, text=True, check=False,
+    )
+
+
+def site_dir_under(root: Path) -> Path:
+    """Where `build` puts the site: ``root`` + the site_url path, as GitHub Pages serves it."""
+    return root.joinpath(*url_prefix().strip("/").split("/"))
+
+
 def build(root: Path) -> Path:
     """`mkdocs build --strict` into ``root`` + the site_url path (where GitHub Pages serves
     it), so that 404.html's absolute links work; returns the site's directory. Raises with
     mkdocs' output when the build fails."""
-    site_dir = root.joinpath(*url_prefix().strip("/").split("/"))
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
-    )
+    site_dir = site_dir_under(root)
+    result = _build(site_dir)
     if result.returncode != 0:
         raise RuntimeError(f"mkdocs build --strict failed:\n{result.stdout}{result.stderr}")
     return site_dir
+
+
+def markdown_sources() -> dict[str, str]:
+    """The text of every Markdown page under docs/, by its path there."""
+    docs = ROOT / "docs"
+    return {p.relative_to(docs).as_posix(): p.read_text(encoding="utf-8")
+            for p in sorted(docs.rglob("*.md"))}
+
+
+@dataclass(frozen=True)
+class Build:
+    """One `build` for a whole test session (tests/conftest.py), shared by the strict-build
+    test, the notebook tests and the browser tests."""
+
+    dir: Path | None  # the site, None when the build failed
+    log: str  # mkdocs' output
+    sources: dict[str, str]  # the Markdown pages that did not change while it was built
+
+
+def build_once(root: Path) -> Build:
+    before = markdown_sources()
+    site_dir = site_dir_under(root)
+    result = _build(site_dir)
+    after = markdown_sources()
+    return Build(site_dir if result.returncode == 0 else None, result.stdout + result.stderr,
+                 {src: text for src, text in before.items() if after.get(src) == text})
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -166,9 +205,10 @@ def chapters() -> list[NavPage]:
             and ":::" not in (docs / p.src).read_text(encoding="utf-8")]
 
 
-def formulas(src: Path) -> int:
-    """How many formulas (``\\(`` or ``\\[``) a Markdown page has outside code."""
-    text = src.read_text(encoding="utf-8")
+def formulas(src: Path | str) -> int:
+    """How many formulas (``\\(`` or ``\\[``) a Markdown page (a path or its text) has
+    outside code."""
+    text = src.read_text(encoding="utf-8") if isinstance(src, Path) else src
     text = re.sub(r"^( *)(```|~~~).*?^\1\2", "", text, flags=re.S | re.M)  # fences
     text = re.sub(r"`[^`\n]+`", "", text)  # inline code
     return len(re.findall(r"\\\(|\\\[", text))

@@ -10,7 +10,6 @@ added to the site is checked from the next run on.
 from __future__ import annotations
 
 import os
-import tempfile
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -133,28 +132,19 @@ class Site:
 
 
 @pytest.fixture(scope="session")
-def site() -> Iterator[Site]:
+def site(site_build: builtsite.Build) -> Iterator[Site]:
     missing = builtsite.missing_tools()
     if missing:
         pytest.fail(f"{REQUIRE}=1 and the browser tests need " + "; ".join(missing)
                     + " (.ci/run installs both)", pytrace=False)
-    docs = builtsite.ROOT / "docs"
-    markdown = [p for p in builtsite.nav_pages() if p.src.endswith(".md")]
-    before = {p.url: builtsite.formulas(docs / p.src) for p in markdown}
-    with tempfile.TemporaryDirectory(prefix="ffn-site-") as tmp:
-        try:
-            site_dir = builtsite.build(Path(tmp))
-        except RuntimeError as error:
-            failure = str(error)
-        else:
-            failure = ""
-        if failure:
-            pytest.fail(failure, pytrace=False)
-        # A page edited while the site was built has no reliable count: leave it out.
-        formulas = {p.url: before[p.url] for p in markdown
-                    if builtsite.formulas(docs / p.src) == before[p.url]}
-        with builtsite.serve(site_dir) as base_url:
-            yield Site(site_dir, base_url, builtsite.sitemap_pages(site_dir), formulas)
+    site_dir = site_build.dir  # the session's one build (tests/conftest.py)
+    if site_dir is None:
+        pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)
+    # A page edited while the site was built has no reliable count: leave it out.
+    formulas = {p.url: builtsite.formulas(site_build.sources[p.src])
+                for p in builtsite.nav_pages() if p.src in site_build.sources}
+    with builtsite.serve(site_dir) as base_url:
+        yield Site(site_dir, base_url, builtsite.sitemap_pages(site_dir), formulas)
 
 
 @pytest.fixture(scope="session")
