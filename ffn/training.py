@@ -64,10 +64,8 @@ def _check_data(block: FeedForward, X: object, Y: object) -> tuple[FloatArray, F
     for name, value in (("X", X), ("Y", Y)):
         array = as_float_array(value, name)
         if array.ndim != 2 or array.shape[1] != block.d_model or array.shape[0] == 0:
-            raise ValueError(
-                f"{name} must have shape (n, d_model) = (n, {block.d_model}) with n >= 1, "
-                f"got shape {array.shape}"
-            )
+            raise ValueError(f"{name} must have shape (n, d_model) = (n, {block.d_model}) "
+                             f"with n >= 1, got shape {array.shape}")
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{name} contains NaN or infinity")
         arrays.append(array.astype(block.dtype, copy=False))
@@ -98,17 +96,9 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
         ) -> FitResult:
     """Train a copy of ``block`` so that ``block(X)`` approaches ``Y`` in mean squared error.
 
-    Each step runs the block forward on a batch, gets ``dL/dy = 2 (y - Y) / y.size`` (the
-    derivative of the mean squared error), calls ``FeedForward.backward`` for the weight
-    gradients and updates every weight and bias:
-
-    - ``"sgd"``: ``w -= lr * g``;
-    - ``"adam"``: Adam (Kingma & Ba, 2015) with ``beta1 = 0.9``, ``beta2 = 0.999``,
-      ``eps = 1e-8`` and bias correction; its first step moves each weight by about ``lr``
-      against the sign of its gradient.
-
-    Deterministic: the same arguments give the same result. ``seed`` only matters with
-    ``batch_size``: it draws which rows each step uses (without replacement within a step).
+    Each step: forward on a batch, ``dL/dy = 2 (y - Y) / y.size``, ``backward``, then
+    ``w -= lr * g`` (``"sgd"``) or Adam (Kingma & Ba 2015, with bias correction) on every
+    weight. Deterministic; ``seed`` draws the rows of each batch (without replacement).
 
     Args:
         block: the starting point; it is not modified.
@@ -121,14 +111,10 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
         seed: seed for ``np.random.default_rng`` (batch sampling); ``None`` draws fresh entropy.
 
     Returns:
-        A ``FitResult`` with the trained block (same dtype, activation and biases) and the
-        ``(steps + 1,)`` loss history on all of ``X``.
+        The trained block (a new one, like ``block``) and the loss on all of ``X`` per step.
 
     Raises:
-        TypeError: if ``block`` is not a ``FeedForward``, or an argument has the wrong type.
-        ValueError: for shapes other than ``(n, d_model)``, non-finite data, a
-            non-positive ``steps`` or ``lr``, an unknown ``optimizer``, or a ``batch_size``
-            outside ``1..n``.
+        TypeError, ValueError: for arguments of the wrong type, shape or range.
         FloatingPointError: if the loss becomes NaN or infinite (the learning rate is too large).
     """
     if not isinstance(block, FeedForward):
@@ -144,10 +130,9 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
             raise ValueError(f"batch_size is {batch_size} but X has only {n_rows} rows")
     rng = np.random.default_rng(check_seed(seed))
 
-    # Our own copies: the caller's block and arrays are never written to.
-    start: dict[str, FloatArray | None] = {
-        "W1": block.W1, "b1": block.b1, "W2": block.W2, "b2": block.b2}
-    params = {name: np.array(w, copy=True) for name, w in start.items() if w is not None}
+    # Our own writable copies: a block's weights are read-only.
+    params = {k: np.array(w) for k in ("W1", "b1", "W2", "b2") if (w := getattr(block, k))
+              is not None}
     first = {name: np.zeros_like(w) for name, w in params.items()}  # Adam's m
     second = {name: np.zeros_like(w) for name, w in params.items()}  # Adam's v
     losses = np.empty(steps + 1)  # (steps + 1,)
