@@ -39,7 +39,9 @@ class FeedForward(Layer):
 
     Row vectors: ``W1`` is ``(d_model, d_ff)``, ``W2`` is ``(d_ff, d_model)`` (the transposes
     of PyTorch's ``nn.Linear.weight``). The block keeps read-only copies of the weights, in
-    their shared dtype (float32 or float64; bool, int and float16 data become float64).
+    their shared dtype (float32 or float64; bool, int and float16 data become float64), and of
+    each input. It holds one pass at a time (``backward`` follows the latest ``forward``): give
+    each thread its own block.
 
     Args:
         W1: first weight matrix ``(d_model, d_ff)``.
