@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ffn._validate import check_bool, check_positive_int, describe
+from ffn._validate import check_bool, check_choice, check_positive_int, describe
 from ffn.counting import count_attention_parameters, count_flops, count_parameters, llama_d_ff
 
 __all__ = ["MODELS", "ModelDims", "get_model"]
@@ -18,8 +18,8 @@ __all__ = ["MODELS", "ModelDims", "get_model"]
 class ModelDims:
     """The published dimensions of one transformer.
 
-    Counts cover the transformer layers only: embeddings, the output head and LayerNorm
-    are left out.
+    The ``ffn_*`` and ``attention_*`` counts cover the transformer layers only;
+    ``parameter_parts`` adds embeddings, norms and the output head where ``vocab_size`` is given.
     """
 
     name: str
@@ -30,6 +30,11 @@ class ModelDims:
     bias: bool  # True: the FFN and attention projections have biases
     source: str  # where the dimensions come from
     n_attention: int | None = None  # attention sublayers in all; None: one per layer
+    vocab_size: int | None = None  # token embedding rows; None: whole-model totals not known
+    n_positions: int | None = None  # learned position embeddings; None: none (LLaMA's RoPE)
+    tied_head: bool = True  # the output head reuses the token embedding (GPT-2) or not (LLaMA)
+    norm: str = "layer"  # "layer": LayerNorm, scale and shift; "rms": RMSNorm, scale only
+    other: int = 0  # parameters in no part above (BERT: token-type embeddings, pooler)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -40,8 +45,11 @@ class ModelDims:
         check_positive_int(self.n_layers, "n_layers")
         check_bool(self.gated, "gated")
         check_bool(self.bias, "bias")
-        if self.n_attention is not None:
-            check_positive_int(self.n_attention, "n_attention")
+        for field in ("n_attention", "vocab_size", "n_positions"):
+            if getattr(self, field) is not None:
+                check_positive_int(getattr(self, field), field)
+        check_bool(self.tied_head, "tied_head")
+        check_choice(self.norm, "norm", ("layer", "rms"))
 
     @property
     def resolved_d_ff(self) -> int:
@@ -71,6 +79,32 @@ class ModelDims:
         ffn_total = self.ffn_parameters()
         return ffn_total / (ffn_total + self.attention_parameters())
 
+    def parameter_parts(self) -> dict[str, int]:
+        """Whole-model parameters by part: FFN, attention, embeddings, norms, head, other.
+
+        Two norms per layer plus one (final, or after the embeddings in BERT).
+
+        Raises:
+            ValueError: if ``vocab_size`` is not given.
+        """
+        if self.vocab_size is None:
+            raise ValueError(f"{self.name}: no vocab_size, so no whole-model count")
+        d = self.d_model
+        positions = self.n_positions or 0
+        per_norm = 2 * d if self.norm == "layer" else d  # gamma and beta, or gamma only
+        return {"FFN": self.ffn_parameters(), "attention": self.attention_parameters(),
+                "embeddings": (self.vocab_size + positions) * d,
+                "norms": (2 * self.n_layers + 1) * per_norm,
+                "head": 0 if self.tied_head else self.vocab_size * d, "other": self.other}
+
+    def total_parameters(self) -> int:
+        """All the model's parameters (the sum of ``parameter_parts``)."""
+        return sum(self.parameter_parts().values())
+
+    def ffn_share_of_total(self) -> float:
+        """FFN parameters as a fraction of the whole model's, embeddings and head included."""
+        return self.ffn_parameters() / self.total_parameters()
+
     def ffn_flops_per_token(self, backward: bool = False) -> int:
         """FLOPs of all the model's FFN matrix products for one token (``ffn.count_flops``).
 
@@ -92,15 +126,23 @@ MODELS: tuple[ModelDims, ...] = (
               source=f"{_VASWANI}; {_DECODER}", n_attention=18),
     ModelDims("Transformer big", 1024, 4096, 12, gated=False, bias=True,
               source=f"{_VASWANI}; {_DECODER}", n_attention=18),
-    ModelDims("BERT base", 768, 3072, 12, gated=False, bias=True, source=_BERT),
-    ModelDims("BERT large", 1024, 4096, 24, gated=False, bias=True, source=_BERT),
-    ModelDims("GPT-2 small", 768, 3072, 12, gated=False, bias=True, source=_GPT2),
-    ModelDims("GPT-2 medium", 1024, 4096, 24, gated=False, bias=True, source=_GPT2),
-    ModelDims("GPT-2 large", 1280, 5120, 36, gated=False, bias=True, source=_GPT2),
-    ModelDims("GPT-2 XL", 1600, 6400, 48, gated=False, bias=True, source=_GPT2),
+    # BERT's "other": two token-type embeddings and the pooler (BertModel, no MLM head).
+    ModelDims("BERT base", 768, 3072, 12, gated=False, bias=True, source=_BERT,
+              vocab_size=30522, n_positions=512, other=2 * 768 + 768 * 768 + 768),
+    ModelDims("BERT large", 1024, 4096, 24, gated=False, bias=True, source=_BERT,
+              vocab_size=30522, n_positions=512, other=2 * 1024 + 1024 * 1024 + 1024),
+    ModelDims("GPT-2 small", 768, 3072, 12, gated=False, bias=True, source=_GPT2,
+              vocab_size=50257, n_positions=1024),
+    ModelDims("GPT-2 medium", 1024, 4096, 24, gated=False, bias=True, source=_GPT2,
+              vocab_size=50257, n_positions=1024),
+    ModelDims("GPT-2 large", 1280, 5120, 36, gated=False, bias=True, source=_GPT2,
+              vocab_size=50257, n_positions=1024),
+    ModelDims("GPT-2 XL", 1600, 6400, 48, gated=False, bias=True, source=_GPT2,
+              vocab_size=50257, n_positions=1024),
     ModelDims("LLaMA-7B", 4096, None, 32, gated=True, bias=False,
               source="Touvron et al. (2023), LLaMA, Table 2 and section 2.2; SwiGLU, "
-                     "hidden width 2/3 * 4d rounded up to a multiple of 256, no biases"),
+                     "hidden width 2/3 * 4d rounded up to a multiple of 256, no biases",
+              vocab_size=32000, tied_head=False, norm="rms"),
 )
 """Published transformers, in order of publication."""
 

@@ -18,17 +18,19 @@ class Discrepancy(NamedTuple):
 
 
 def discrepancies(
-    published: ArrayLike, computed: ArrayLike, decimals: int = 3
+    published: ArrayLike, computed: ArrayLike, decimals: int = 3, units: float = 0.5
 ) -> list[Discrepancy]:
     """Entries where `published`, printed to `decimals` places, cannot be a rounding of `computed`.
 
-    A printed value is correct when it is within half a unit of its last place of the
-    computed value (so both roundings of an exact tie count as correct).
+    A printed value is correct when it is within `units` units of its last place of the
+    computed value. The default, half a unit, accepts exactly the correct roundings (both
+    roundings of an exact tie); `units=1` also forgives a last digit one off.
 
     Args:
         published: the printed values, any shape.
         computed: the values computed here, same shape as `published`.
         decimals: how many decimal places the publication printed.
+        units: the tolerance, in units of the last printed place (0.5: a correct rounding).
 
     Returns:
         One `Discrepancy` per wrong entry, in row-major order (empty when all agree).
@@ -39,11 +41,13 @@ def discrepancies(
         raise ValueError(f"published has shape {p.shape} but computed has shape {c.shape}")
     if not isinstance(decimals, int) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
-    half_ulp = 0.5 * 10.0**-decimals
+    if not isinstance(units, (int, float)) or not units >= 0:
+        raise ValueError(f"units must be a non-negative number, got {units!r}")
+    tolerance = units * 10.0**-decimals
     # 1e-9 absorbs the binary representation error of values like 0.0005. A NaN or inf on
     # either side is never a rounding of anything: always a discrepancy.
     with np.errstate(invalid="ignore"):  # inf - inf
-        wrong = ~(np.abs(p - c) <= half_ulp + 1e-9) | ~np.isfinite(p) | ~np.isfinite(c)
+        wrong = ~(np.abs(p - c) <= tolerance + 1e-9) | ~np.isfinite(p) | ~np.isfinite(c)
     return [Discrepancy(tuple(int(i) for i in idx), float(p[idx]), float(c[idx]))
             for idx in zip(*np.nonzero(wrong), strict=True)]
 
@@ -55,3 +59,21 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+_FRACTIONS = {"tenth": 1 / 10, "fifth": 1 / 5, "quarter": 1 / 4, "third": 1 / 3, "half": 1 / 2,
+              "two-thirds": 2 / 3, "three-quarters": 3 / 4, "twice": 2.0}
+
+
+def fraction_word(value: float, tolerance: float = 0.05) -> str:
+    """The word for the simple fraction nearest `value` (``"quarter"``, ``"two-thirds"``, ...).
+
+    Lets prose say "about a quarter" and have it checked like a printed number.
+
+    Raises:
+        ValueError: if no fraction is within `tolerance` (relative) of `value`.
+    """
+    word, exact = min(_FRACTIONS.items(), key=lambda item: abs(item[1] - value))
+    if not abs(value - exact) <= tolerance * exact:
+        raise ValueError(f"{value!r} is not within {tolerance:.0%} of a simple fraction")
+    return word

@@ -115,3 +115,27 @@ def test_bad_dimensions_are_rejected(field: str, value: object, error: type[Exce
                                      message: str) -> None:
     with pytest.raises(error, match=f"^{message}$"):
         dataclasses.replace(ffn.get_model("BERT base"), **{field: value})
+
+
+@pytest.mark.parametrize(("name", "published"), [
+    ("GPT-2 small", 124_439_808), ("BERT base", 109_482_240), ("LLaMA-7B", 6_738_415_616)])
+def test_whole_model_totals_match_the_published_counts(name: str, published: int) -> None:
+    model = ffn.get_model(name)
+    parts = model.parameter_parts()
+    assert model.total_parameters() == sum(parts.values()) == published
+    assert parts["FFN"] == model.ffn_parameters()
+    assert model.ffn_share_of_total() == pytest.approx(parts["FFN"] / published)
+    # Per layer the FFN holds about two thirds; over the whole model, less.
+    assert model.ffn_share_of_total() < model.ffn_share()
+
+
+def test_whole_model_parts_follow_each_models_choices() -> None:
+    gpt2, llama = ffn.get_model("GPT-2 small"), ffn.get_model("LLaMA-7B")
+    assert gpt2.parameter_parts()["head"] == 0  # tied to the token embedding
+    assert gpt2.parameter_parts()["embeddings"] == (50257 + 1024) * 768
+    assert llama.parameter_parts()["head"] == 32000 * 4096  # untied
+    assert llama.parameter_parts()["norms"] == (2 * 32 + 1) * 4096  # RMSNorm: scale only
+    with pytest.raises(ValueError, match="Transformer base: no vocab_size"):
+        ffn.get_model("Transformer base").total_parameters()
+    with pytest.raises(ValueError, match="unknown norm 'batch'"):
+        dataclasses.replace(gpt2, norm="batch")

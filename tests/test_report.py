@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ffn.report import Discrepancy, discrepancies, markdown_table
+from ffn.report import Discrepancy, discrepancies, fraction_word, markdown_table
 
 
 def test_correct_roundings_are_not_discrepancies() -> None:
@@ -38,3 +38,27 @@ def test_markdown_table() -> None:
     )
     with pytest.raises(ValueError, match="every row needs 2 cells"):
         markdown_table(["a", "b"], [[1]])
+
+
+def test_units_widens_the_tolerance_to_forgive_a_last_digit_one_off() -> None:
+    computed = np.array([0.6024, 0.4, 0.3, 0.60194])
+    # 0.6 of a unit off (the rounding is 0.602), two units off, right, 1.06 units off
+    published = [0.603, 0.402, 0.3, 0.603]
+    assert discrepancies(published, computed, units=0.5) == discrepancies(published, computed)
+    assert [d.where for d in discrepancies(published, computed)] == [(0,), (1,), (3,)]
+    assert [d.where for d in discrepancies(published, computed, units=1)] == [(1,), (3,)]
+    assert discrepancies(published, computed, units=2) == []
+    with pytest.raises(ValueError, match="units must be a non-negative number, got -1"):
+        discrepancies([1], [1], units=-1)
+
+
+@pytest.mark.parametrize(("value", "word"), [(0.26, "quarter"), (0.6553, "two-thirds"),
+                                             (1 / 3, "third"), (2.04, "twice"), (0.098, "tenth")])
+def test_fraction_word_names_the_nearest_simple_fraction(value: float, word: str) -> None:
+    assert fraction_word(value) == word
+
+
+def test_fraction_word_refuses_a_value_far_from_every_fraction() -> None:
+    with pytest.raises(ValueError, match=r"0\.42 is not within 5% of a simple fraction"):
+        fraction_word(0.42)
+    assert fraction_word(0.42, tolerance=0.2) == "half"
