@@ -77,3 +77,30 @@ def fraction_word(value: float, tolerance: float = 0.05) -> str:
     if not abs(value - exact) <= tolerance * exact:
         raise ValueError(f"{value!r} is not within {tolerance:.0%} of a simple fraction")
     return word
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth", "eleventh", "twelfth")
+
+
+def differing_decimal(a: float, b: float) -> int:
+    """The first decimal place (1 = tenths) where `a` and `b`, written to 12 places, differ.
+
+    Raises:
+        ValueError: if they agree to 12 places or differ before the decimal point.
+    """
+    digits_a, digits_b = f"{a:.12f}", f"{b:.12f}"
+    if digits_a.split(".")[0] != digits_b.split(".")[0]:
+        raise ValueError(f"{a!r} and {b!r} differ before the decimal point")
+    point = digits_a.index(".")
+    for place, (x, y) in enumerate(zip(digits_a[point + 1:], digits_b[point + 1:], strict=True), 1):
+        if x != y:
+            return place
+    raise ValueError(f"{a!r} and {b!r} agree to 12 decimal places")
+
+
+def ordinal(n: int) -> str:
+    """``1`` -> ``"first"``, ..., ``12`` -> ``"twelfth"``: for ties like "the fourth decimal"."""
+    if not isinstance(n, int) or not 1 <= n <= len(_ORDINALS):
+        raise ValueError(f"no ordinal word for {n!r}")
+    return _ORDINALS[n - 1]

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ffn.report import Discrepancy, discrepancies, fraction_word, markdown_table
+from ffn.report import (
+    Discrepancy,
+    differing_decimal,
+    discrepancies,
+    fraction_word,
+    markdown_table,
+    ordinal,
+)
 
 
 def test_correct_roundings_are_not_discrepancies() -> None:
@@ -62,3 +69,15 @@ def test_fraction_word_refuses_a_value_far_from_every_fraction() -> None:
     with pytest.raises(ValueError, match=r"0\.42 is not within 5% of a simple fraction"):
         fraction_word(0.42)
     assert fraction_word(0.42, tolerance=0.2) == "half"
+
+
+def test_differing_decimal_and_its_ordinal_word() -> None:
+    assert differing_decimal(0.841112, 0.841192) == 5
+    assert differing_decimal(0.66656, 0.66627) == 4
+    assert ordinal(differing_decimal(0.5, 0.4)) == "first"
+    with pytest.raises(ValueError, match="agree to 12 decimal places"):
+        differing_decimal(0.25, 0.25)
+    with pytest.raises(ValueError, match="differ before the decimal point"):
+        differing_decimal(1.5, 0.5)
+    with pytest.raises(ValueError, match="no ordinal word for 13"):
+        ordinal(13)
