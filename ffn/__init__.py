@@ -29,6 +29,7 @@ from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import MODELS, ModelDims, get_model
+from ffn.moe import Dispatch, MixtureOfExperts
 from ffn.report import Discrepancy, discrepancies, markdown_table
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
@@ -37,8 +38,8 @@ from ffn import fast  # isort: skip  (the speed path; it builds on the classes a
 
 __all__ = [
     "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "OPTIMIZERS", "PLACEMENTS",
-    "Discrepancy", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
-    "GatedFeedForwardTrace", "LayerNorm", "Linear", "ModelDims", "Sublayer",
+    "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
+    "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Sublayer",
     "count_attention_parameters", "count_flops", "count_parameters", "discrepancies", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff", "markdown_table",
     "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",

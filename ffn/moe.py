@@ -1,0 +1,220 @@
+"""A mixture of experts: a router sends each row to ``top_k`` of ``n_experts`` FFN blocks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ffn._layer import Layer, param, quiet, random_weights
+from ffn._validate import (
+    FloatArray,
+    check_bool,
+    check_choice,
+    check_input,
+    check_params,
+    check_positive_int,
+    check_real,
+    check_seed,
+    describe,
+)
+from ffn.feedforward import FeedForward
+from ffn.gated import GATED_VARIANTS, GatedFeedForward
+
+__all__ = ["Dispatch", "MixtureOfExperts"]
+
+Expert = FeedForward | GatedFeedForward
+
+
+class Dispatch(NamedTuple):
+    """Where a batch's ``top_k`` assignments go under an expert capacity."""
+
+    capacity: int  # the most assignments one expert takes
+    assigned: np.ndarray  # (n_experts,) assignments the router made to each expert
+    kept: np.ndarray  # (n_experts,) assignments each expert takes, at most `capacity`
+    dropped: int  # assignments over capacity: those rows skip that expert
+
+
+def _kind(expert: Expert) -> str:
+    """``"FeedForward('gelu')"``, ``"GatedFeedForward('swiglu')"``: what experts must share."""
+    what = expert.activation if isinstance(expert, FeedForward) else expert.variant
+    return f"{type(expert).__name__}({what!r})"
+
+
+class MixtureOfExperts(Layer):
+    """A sparse MoE layer: ``y = sum_i weight_i * expert_i(x)`` over the ``top_k`` chosen experts.
+
+    For each row, ``p = softmax(x @ router)``; the ``top_k`` largest ``p`` choose the experts
+    (ties go to the lower index); their ``p``, divided by their sum when ``normalize`` (as in
+    Mixtral), weight the experts' outputs. Gradients: ``grads["router"]`` and, for expert ``i``,
+    ``grads[f"experts.{i}.{name}"]`` for each of its parameters (``"experts.0.W1"``); an expert
+    no row chose gets zeros. ``backward`` runs each chosen expert again on its rows, so an
+    expert's own last pass is overwritten, but the gradients are those of this layer's forward.
+
+    Args:
+        router: router matrix ``(d_model, n_experts)`` (the transpose of PyTorch's gate weight).
+        experts: ``n_experts`` blocks of one kind: all ``FeedForward`` with one activation, or
+            all ``GatedFeedForward`` of one variant, with one ``d_model``, ``d_ff`` and dtype.
+        top_k: how many experts each row uses, ``1 <= top_k <= n_experts``.
+        normalize: renormalise the chosen ``top_k`` probabilities to sum to 1.
+
+    Raises:
+        TypeError: for a router that is not real numbers, experts that are not FFN blocks, or
+            dtypes that differ.
+        ValueError: for shapes that do not fit, experts of mixed kinds or widths, a bad ``top_k``.
+    """
+
+    _caller = "moe"
+    router = param("router")
+    """Router matrix ``(d_model, n_experts)``, read-only."""
+
+    def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
+                 normalize: bool = True) -> None:
+        if not isinstance(experts, (list, tuple)) or not experts:
+            raise TypeError(f"experts must be a non-empty list or tuple, got {describe(experts)}")
+        for i, e in enumerate(experts):
+            if not isinstance(e, (FeedForward, GatedFeedForward)):
+                raise TypeError(f"experts[{i}] must be a FeedForward or GatedFeedForward, "
+                                f"got {type(e).__name__}")
+            for what, mine, first in (("kind", _kind(e), _kind(experts[0])),
+                                      ("d_model", e.d_model, experts[0].d_model),
+                                      ("d_ff", e.d_ff, experts[0].d_ff),
+                                      ("dtype", e.dtype, experts[0].dtype)):
+                if mine != first:
+                    error = TypeError if what == "dtype" else ValueError
+                    raise error(f"experts must share one {what}: experts[0] has {first}, "
+                                f"experts[{i}] has {mine}")
+        w, size = check_params({"router": router}, {"router": "d_model n_experts"},
+                               known={"d_model": experts[0].d_model, "n_experts": len(experts)})
+        if (r := w["router"]) is not None and r.dtype != experts[0].dtype:
+            raise TypeError(f"router has dtype {r.dtype} but the experts {experts[0].dtype}")
+        super().__init__(experts[0].dtype, size["d_model"], size["d_model"], "d_model", w)
+        self.experts: tuple[Expert, ...] = tuple(experts)
+        self.d_model, self.d_ff, self.n_experts = size["d_model"], experts[0].d_ff, len(experts)
+        self.top_k = check_positive_int(top_k, "top_k")
+        if self.top_k > self.n_experts:
+            raise ValueError(f"top_k must be at most n_experts = {self.n_experts}, got {top_k}")
+        self.normalize = check_bool(normalize, "normalize")
+
+    @classmethod
+    def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 2,
+               variant: str | None = None, seed: int | np.integer[Any] | None = 0,
+               dtype: DTypeLike = np.float64) -> MixtureOfExperts:
+        """A layer with a random router and experts (see ``random_weights``).
+
+        Args:
+            d_model, d_ff, n_experts: positive ints.
+            top_k: experts per row.
+            variant: None for ``FeedForward`` experts (GELU, zero biases), or one of
+                ``ffn.GATED_VARIANTS`` for ``GatedFeedForward`` experts (no biases).
+            seed: for ``np.random.default_rng``: an int >= 0, or None for fresh entropy.
+            dtype: ``np.float32`` or ``np.float64``.
+        """
+        d_model, n_experts = check_positive_int(d_model, "d_model"), check_positive_int(
+            n_experts, "n_experts")
+        if variant is not None:
+            check_choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
+        seeds = np.random.default_rng(check_seed(seed)).integers(2**32, size=n_experts + 1)
+        (router,) = random_weights(seeds[0], dtype, (d_model, n_experts))  # (d_model, n_experts)
+        experts: list[Expert] = [
+            FeedForward.random(d_model, d_ff, seed=s, dtype=dtype) if variant is None
+            else GatedFeedForward.random(d_model, d_ff, variant, seed=s, dtype=dtype)
+            for s in seeds[1:]]
+        return cls(router, experts, top_k=top_k)
+
+    @quiet
+    def _route(self, x: FloatArray) -> tuple[FloatArray, np.ndarray, FloatArray]:
+        """``p``, the chosen experts and their weights for rows ``x`` ``(N, d_model)``."""
+        logits = x @ self._values("router")[0]  # (N, n_experts)
+        p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # shifted: exp cannot overflow
+        p /= p.sum(axis=-1, keepdims=True)  # (N, n_experts), softmax
+        chosen = np.argsort(-p, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k), ties: lower
+        weights = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k)
+        if self.normalize:
+            weights = weights / weights.sum(axis=-1, keepdims=True)
+        return p, chosen, weights
+
+    def route(self, x: object) -> tuple[FloatArray, np.ndarray, FloatArray]:
+        """The router's ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
+        x = check_input(x, self._dtype, self.d_model, "d_model")
+        p, chosen, weights = self._route(x.reshape(-1, self.d_model))
+        lead = x.shape[:-1]
+        return p.reshape(*lead, -1), chosen.reshape(*lead, -1), weights.reshape(*lead, -1)
+
+    @quiet
+    def forward(self, x: object) -> FloatArray:
+        """``y = sum_j weight_j * expert_{chosen_j}(x)`` for ``x`` of shape ``(..., d_model)``."""
+        x = self._rows(x)  # (N, d_model)
+        p, chosen, weights = self._route(x)
+        y = np.zeros_like(x)  # (N, d_model)
+        for i, expert in enumerate(self.experts):
+            rows, slot = np.nonzero(chosen == i)  # the rows that chose expert i, and where
+            if rows.size:
+                y[rows] += weights[rows, slot, None] * expert.forward(x[rows])  # (n_i, d_model)
+        self._keep(x, p, chosen, weights)
+        return self._unrows(y)  # (..., d_model)
+
+    @quiet
+    def backward(self, dy: object) -> FloatArray:
+        """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
+        (router,) = self._values("router")
+        dy = self._grad_rows(dy)  # (N, d_model)
+        x, p, chosen, weights = self._kept
+        row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
+        dx = np.zeros_like(x)  # (N, d_model)
+        dweights = np.zeros_like(weights)  # (N, top_k)
+        grads: dict[str, FloatArray | None] = {}
+        for i, expert in enumerate(self.experts):
+            rows, slot = np.nonzero(chosen == i)
+            if rows.size:  # run expert i again on its rows: its own last pass may be another's
+                dweights[rows, slot] = np.sum(dy[rows] * expert.forward(x[rows]), axis=-1)
+                dx[rows] += expert.backward(weights[rows, slot, None] * dy[rows])
+            for name, value in expert._params.items():  # None for an absent bias
+                unused = None if value is None else np.zeros_like(value)
+                grads[f"experts.{i}.{name}"] = expert.grads[name] if rows.size else unused
+        if self.normalize:  # weights = g / sum(g), so dL/dg = (dL/dweights - dot) / sum(g)
+            g_sum = p[row, chosen].sum(axis=-1, keepdims=True)  # (N, 1)
+            dweights = (dweights - np.sum(dweights * weights, -1, keepdims=True)) / g_sum
+        dp = np.zeros_like(p)  # (N, n_experts): the unchosen p get no gradient
+        dp[row, chosen] = dweights
+        dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
+        self._grads = {"router": x.T @ dlogits, **grads}  # (d_model, n_experts), then experts
+        return self._unrows(dx + dlogits @ router.T)  # dL/dx: (..., d_model)
+
+    def load_balancing_loss(self, x: object) -> float:
+        """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.
+
+        ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows that chose expert ``i`` (they
+        add up to ``top_k``), ``P_i`` the mean ``p_i``. ``top_k`` when both are even.
+        """
+        p, chosen, _ = self.route(x)
+        p, chosen = p.reshape(-1, self.n_experts), chosen.reshape(-1, self.top_k)
+        f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
+        return float(self.n_experts * np.sum(f * p.mean(axis=0)))
+
+    def dispatch(self, x: object, capacity_factor: float = 1.0) -> Dispatch:
+        """Count what an expert capacity would drop for the rows of ``x`` (``forward`` drops none).
+
+        Each expert takes at most ``ceil(capacity_factor * N * top_k / n_experts)`` assignments
+        of the ``N`` rows, first come first served in row order (a row's choices in order of
+        weight); the rest are dropped.
+
+        Raises:
+            TypeError, ValueError: for a ``capacity_factor`` not a number in (0, 1e6].
+        """
+        factor = check_real(capacity_factor, "capacity_factor", 0.0, 1e6, high_open=False)
+        if factor == 0.0:
+            raise ValueError("capacity_factor must be positive, got 0.0")
+        chosen = self.route(x)[1].reshape(-1, self.top_k)  # (N, top_k)
+        capacity = math.ceil(factor * chosen.size / self.n_experts)
+        assigned = np.bincount(chosen.ravel(), minlength=self.n_experts)  # (n_experts,)
+        kept = np.minimum(assigned, capacity)  # in row order, the first `capacity` fit
+        return Dispatch(capacity, assigned, kept, int(assigned.sum() - kept.sum()))
+
+    def __repr__(self) -> str:
+        return (f"MixtureOfExperts(n_experts={self.n_experts}, top_k={self.top_k}, "
+                f"experts={_kind(self.experts[0])}, d_model={self.d_model}, d_ff={self.d_ff}, "
+                f"normalize={self.normalize}, dtype={self.dtype})")

@@ -1,0 +1,287 @@
+"""`ffn.MixtureOfExperts`: forward against a row-by-row computation with the math module,
+backward against central finite differences (router, every expert's parameters, the input),
+the load-balancing loss and the capacity against plain loops, and every error."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ffn
+from tests.test_errors import BAD_X, BAD_X_IDS, raises
+from tests.test_feedforward import numerical_grad
+
+D_MODEL, D_FF, N_EXPERTS = 4, 5, 5
+
+
+def build(w: dict[str, np.ndarray], gated: bool, top_k: int,
+          normalize: bool = True) -> ffn.MixtureOfExperts:
+    """A layer from flat arrays named like its gradients ("router", "experts.0.W1", ...)."""
+    names = ("W", "V", "W2") if gated else ("W1", "b1", "W2", "b2")
+    kind = ffn.GatedFeedForward if gated else ffn.FeedForward
+    experts = [kind(*(w[f"experts.{i}.{n}"] for n in names)) for i in range(N_EXPERTS)]
+    return ffn.MixtureOfExperts(w["router"], experts, top_k=top_k, normalize=normalize)
+
+
+def random_arrays(seed: int, gated: bool) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    w = {"router": rng.normal(size=(D_MODEL, N_EXPERTS))}
+    shapes = ({"W": (D_MODEL, D_FF), "V": (D_MODEL, D_FF), "W2": (D_FF, D_MODEL)} if gated else
+              {"W1": (D_MODEL, D_FF), "b1": (D_FF,), "W2": (D_FF, D_MODEL), "b2": (D_MODEL,)})
+    for i in range(N_EXPERTS):
+        for name, shape in shapes.items():
+            w[f"experts.{i}.{name}"] = rng.normal(size=shape) * 0.7
+    return w
+
+
+def naive_moe(moe: ffn.MixtureOfExperts, x: np.ndarray) -> np.ndarray:
+    """Row by row: softmax with math.exp, a sort by (-p, index), a weighted sum of experts."""
+    out = []
+    for row in x:
+        logits = [sum(row[j] * moe.router[j, e] for j in range(D_MODEL))
+                  for e in range(moe.n_experts)]
+        m = max(logits)
+        z = [math.exp(v - m) for v in logits]
+        p = [v / sum(z) for v in z]
+        top = sorted(range(moe.n_experts), key=lambda e: (-p[e], e))[:moe.top_k]
+        total = sum(p[e] for e in top) if moe.normalize else 1.0
+        out.append(sum(p[e] / total * moe.experts[e](row) for e in top))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["gelu", "swiglu"])
+@pytest.mark.parametrize("top_k", [1, 2, N_EXPERTS])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_forward_matches_a_row_by_row_computation(gated: bool, top_k: int,
+                                                  normalize: bool) -> None:
+    moe = build(random_arrays(1, gated), gated, top_k, normalize)
+    x = np.random.default_rng(2).normal(size=(7, D_MODEL))
+    np.testing.assert_allclose(moe(x), naive_moe(moe, x), rtol=1e-13, atol=1e-14)
+
+
+def test_route_shapes_and_sums() -> None:
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=3, seed=4)
+    x = np.random.default_rng(5).normal(size=(2, 3, D_MODEL))
+    p, chosen, weights = moe.route(x)
+    assert p.shape == (2, 3, N_EXPERTS) and chosen.shape == weights.shape == (2, 3, 3)
+    np.testing.assert_allclose(p.sum(-1), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-15)
+    assert np.all(np.diff(np.take_along_axis(p, chosen, -1), axis=-1) <= 0)  # best first
+    assert moe(x).shape == x.shape
+
+
+def test_ties_go_to_the_lower_index() -> None:
+    experts = [ffn.FeedForward.random(D_MODEL, D_FF, seed=s) for s in range(N_EXPERTS)]
+    router = np.zeros((D_MODEL, N_EXPERTS))
+    router[:, 3] = 1.0  # expert 3 wins for x of ones, the other four tie
+    moe = ffn.MixtureOfExperts(router, experts, top_k=3)
+    _, chosen, weights = moe.route(np.ones((2, D_MODEL)))
+    assert chosen.tolist() == [[3, 0, 1], [3, 0, 1]]
+    assert weights[0, 1] == weights[0, 2]
+
+
+def test_all_experts_without_renormalising_is_the_dense_mixture() -> None:
+    moe = build(random_arrays(6, False), False, N_EXPERTS, normalize=False)
+    x = np.random.default_rng(7).normal(size=(4, D_MODEL))
+    p = moe.route(x)[0]
+    dense = sum(p[:, [e]] * moe.experts[e](x) for e in range(N_EXPERTS))
+    np.testing.assert_allclose(moe(x), dense, rtol=1e-13)
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["gelu", "swiglu"])
+@pytest.mark.parametrize(("top_k", "normalize"), [(1, True), (2, True), (2, False), (3, True)])
+def test_backward_matches_finite_differences(gated: bool, top_k: int, normalize: bool) -> None:
+    w = random_arrays(8, gated)
+    rng = np.random.default_rng(9)
+    x, r = rng.normal(size=(6, D_MODEL)), rng.normal(size=(6, D_MODEL))
+    moe = build(w, gated, top_k, normalize)
+    p = np.sort(moe.route(x)[0], axis=-1)[:, ::-1]
+    if top_k < N_EXPERTS:  # the choice must not flip under a step of 1e-6
+        assert np.min(p[:, top_k - 1] - p[:, top_k]) > 1e-4
+    moe(x)
+    dx = moe.backward(r)
+    assert {k for k, g in moe.grads.items() if g is not None} == set(w)  # None: absent biases
+
+    def loss() -> float:
+        return float(np.sum(build(w, gated, top_k, normalize)(x) * r))
+
+    for name, array in w.items():
+        expected = numerical_grad(loss, array)
+        got = moe.grads[name]
+        assert got is not None
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8, err_msg=name)
+    np.testing.assert_allclose(dx, numerical_grad(loss, x), rtol=1e-6, atol=1e-8)
+
+
+def test_an_expert_no_row_chose_gets_zero_gradients() -> None:
+    w = random_arrays(10, False)
+    w["router"][:, 4] = -50.0  # expert 4 is never in the top 2 for x > 0
+    moe = build(w, False, 2)
+    moe(np.abs(np.random.default_rng(11).normal(size=(5, D_MODEL))) + 0.1)
+    moe.backward(np.ones((5, D_MODEL)))
+    for name in ("W1", "b1", "W2", "b2"):
+        g = moe.grads[f"experts.4.{name}"]
+        assert g is not None and g.shape == w[f"experts.4.{name}"].shape and not g.any()
+
+
+def test_gradients_belong_to_the_forward_that_ran() -> None:
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, seed=12)
+    rng = np.random.default_rng(13)
+    x, dy = rng.normal(size=(6, D_MODEL)), rng.normal(size=(6, D_MODEL))
+    moe(x)
+    expected_dx = moe.backward(dy)
+    expected = {k: np.copy(v) for k, v in moe.grads.items() if v is not None}
+    moe(x)
+    for expert in moe.experts:  # each expert's own last pass is now about other rows
+        expert(rng.normal(size=(3, D_MODEL)))
+    x[:] = 0.0  # and the caller's input changed
+    np.testing.assert_array_equal(moe.backward(dy), expected_dx)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(moe.grads[name], value, err_msg=name)
+
+
+def test_load_balancing_loss_against_a_loop() -> None:
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, seed=14)
+    x = np.random.default_rng(15).normal(size=(40, D_MODEL))
+    p, chosen, _ = moe.route(x)
+    total = 0.0
+    for e in range(N_EXPERTS):
+        f = sum(e in row for row in chosen.tolist()) / len(x)
+        total += f * sum(p[:, e]) / len(x)
+    assert moe.load_balancing_loss(x) == pytest.approx(N_EXPERTS * total, rel=1e-14)
+    uniform = ffn.MixtureOfExperts(np.zeros((D_MODEL, N_EXPERTS)), list(moe.experts), top_k=2)
+    assert uniform.load_balancing_loss(x) == pytest.approx(2.0, rel=1e-15)  # top_k at p = 1/E
+
+
+@pytest.mark.parametrize("factor", [0.5, 1.0, 1.25, 3.0])
+def test_dispatch_against_first_come_first_served(factor: float) -> None:
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, seed=16)
+    x = np.random.default_rng(17).normal(size=(30, D_MODEL))
+    result = moe.dispatch(x, capacity_factor=factor)
+    capacity = math.ceil(factor * 30 * 2 / N_EXPERTS)
+    load, dropped = [0] * N_EXPERTS, 0
+    for row in moe.route(x)[1].tolist():
+        for e in row:
+            if load[e] < capacity:
+                load[e] += 1
+            else:
+                dropped += 1
+    assert result.capacity == capacity and result.dropped == dropped
+    assert result.kept.tolist() == load and int(result.assigned.sum()) == 60
+
+
+def test_random_experts() -> None:
+    plain = ffn.MixtureOfExperts.random(D_MODEL, D_FF, 3, top_k=1, seed=0)
+    gated = ffn.MixtureOfExperts.random(D_MODEL, D_FF, 3, variant="geglu", dtype=np.float32)
+    assert all(type(e) is ffn.FeedForward and e.activation == "gelu" for e in plain.experts)
+    assert all(type(e) is ffn.GatedFeedForward and e.variant == "geglu" for e in gated.experts)
+    assert gated.router.dtype == gated(np.ones(D_MODEL)).dtype == np.float32
+    assert not np.array_equal(plain.experts[0].W1, plain.experts[1].W1)
+    again = ffn.MixtureOfExperts.random(D_MODEL, D_FF, 3, top_k=1, seed=0)
+    np.testing.assert_array_equal(plain.router, again.router)
+    np.testing.assert_array_equal(plain.experts[2].W2, again.experts[2].W2)
+    assert not plain.router.flags.writeable
+    assert repr(plain) == ("MixtureOfExperts(n_experts=3, top_k=1, experts=FeedForward('gelu'), "
+                           "d_model=4, d_ff=5, normalize=True, dtype=float64)")
+
+
+# ---------------------------------------------------------------- errors
+
+
+def experts(n: int = 3, **kw: object) -> list[ffn.FeedForward]:
+    return [ffn.FeedForward.random(D_MODEL, D_FF, seed=s, **kw) for s in range(n)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("router", "exps", "top_k", "exception", "message"), [
+    (np.ones((D_MODEL, 2)), experts(), 2, ValueError,
+     "router has shape (4, 2) but n_experts is 3: router must be (d_model, n_experts) = (4, 3)"),
+    (np.ones((3, 3)), experts(), 2, ValueError,
+     "router has shape (3, 3) but d_model is 4: router must be (d_model, n_experts) = (4, 3)"),
+    (np.ones(3), experts(), 2, ValueError,
+     "router must be 2-D with shape (d_model, n_experts), got shape (3,)"),
+    ("abc", experts(), 2, TypeError, "router must be a real numeric array, got dtype <U3"),
+    (np.ones((D_MODEL, 3), np.float32), experts(), 2, TypeError,
+     "router has dtype float32 but the experts float64"),
+    (np.ones((D_MODEL, 3)), [], 2, TypeError, ("experts must be a non-empty list or tuple, "
+     "got list []")),
+    (np.ones((D_MODEL, 3)), experts()[0], 2, TypeError,
+     ("experts must be a non-empty list or tuple, got FeedForward "
+     "FeedForward(d_model=4, d_ff=5, activation='gelu', bias=True, dtype=float64)")),
+    (np.ones((D_MODEL, 2)), [experts()[0], "expert"], 2, TypeError,
+     "experts[1] must be a FeedForward or GatedFeedForward, got str"),
+    (np.ones((D_MODEL, 2)), [experts()[0], ffn.GatedFeedForward.random(D_MODEL, D_FF)], 2,
+     ValueError, ("experts must share one kind: experts[0] has FeedForward('gelu'), "
+     "experts[1] has GatedFeedForward('swiglu')")),
+    (np.ones((D_MODEL, 2)), [experts()[0], ffn.FeedForward.random(D_MODEL, D_FF, "relu")], 2,
+     ValueError, ("experts must share one kind: experts[0] has FeedForward('gelu'), "
+     "experts[1] has FeedForward('relu')")),
+    (np.ones((D_MODEL, 2)), [experts()[0], ffn.FeedForward.random(D_MODEL, 6)], 2,
+     ValueError, "experts must share one d_ff: experts[0] has 5, experts[1] has 6"),
+    (np.ones((D_MODEL, 2)), [experts()[0], ffn.FeedForward.random(3, D_FF)], 2,
+     ValueError, "experts must share one d_model: experts[0] has 4, experts[1] has 3"),
+    (np.ones((D_MODEL, 2)), [experts()[0], *experts(1, dtype=np.float32)], 2,
+     TypeError, "experts must share one dtype: experts[0] has float64, experts[1] has float32"),
+    (np.ones((D_MODEL, 3)), experts(), 0, ValueError, "top_k must be positive, got 0"),
+    (np.ones((D_MODEL, 3)), experts(), 4, ValueError, "top_k must be at most n_experts = 3, got 4"),
+    (np.ones((D_MODEL, 3)), experts(), True, TypeError, "top_k must be an int, got bool True"),
+    (np.ones((D_MODEL, 3)), experts(), 2.0, TypeError, "top_k must be an int, got float 2.0"),
+])
+def test_constructor_errors(router: object, exps: object, top_k: object,
+                            exception: type[Exception], message: str) -> None:
+    with raises(exception, message):
+        ffn.MixtureOfExperts(router, exps, top_k=top_k)  # type: ignore[arg-type]
+
+
+def test_normalize_must_be_a_bool() -> None:
+    with raises(TypeError, "normalize must be a bool, got str 'yes'"):
+        ffn.MixtureOfExperts(np.ones((D_MODEL, 3)), experts(), normalize="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("x", "exception", "message"), BAD_X, ids=BAD_X_IDS)
+def test_bad_input(x: object, exception: type[Exception], message: str) -> None:
+    if np.dtype(np.longdouble) == np.float64 and message.startswith("x has dtype"):
+        pytest.skip("long double is float64 on this platform")
+    moe = ffn.MixtureOfExperts(np.ones((D_MODEL, 3)), experts())
+    for method in (moe.forward, moe.route, moe.load_balancing_loss, moe.dispatch):
+        with raises(exception, message):
+            method(x)
+
+
+def test_wrong_width_and_backward_misuse() -> None:
+    moe = ffn.MixtureOfExperts(np.ones((D_MODEL, 3)), experts())
+    with raises(ValueError, "x has last dimension 3 but d_model is 4 (x.shape=(2, 3))"):
+        moe(np.ones((2, 3)))
+    with raises(RuntimeError, "backward() called before a forward pass: call moe(x) first"):
+        moe.backward(np.ones((2, D_MODEL)))
+    moe(np.ones((2, D_MODEL)))
+    with raises(RuntimeError, "dy has shape (3, 4) but the last forward output has shape (2, 4)"):
+        moe.backward(np.ones((3, D_MODEL)))
+
+
+@pytest.mark.parametrize(("factor", "exception", "message"), [
+    (0.0, ValueError, "capacity_factor must be positive, got 0.0"),
+    (-1, ValueError, "capacity_factor must be in [0, 1e+06], got -1.0"),
+    (float("nan"), ValueError, "capacity_factor must be in [0, 1e+06], got nan"),
+    ("1", TypeError, "capacity_factor must be a real number, got str '1'"),
+])
+def test_dispatch_errors(factor: object, exception: type[Exception], message: str) -> None:
+    moe = ffn.MixtureOfExperts(np.ones((D_MODEL, 3)), experts())
+    with raises(exception, message):
+        moe.dispatch(np.ones((2, D_MODEL)), capacity_factor=factor)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kwargs", "exception", "message"), [
+    ({"variant": "gelu"}, ValueError,
+     "unknown variant 'gelu'; valid: 'glu', 'reglu', 'geglu', 'geglu_tanh', 'swiglu'"),
+    ({"n_experts": 0}, ValueError, "n_experts must be positive, got 0"),
+    ({"top_k": 9}, ValueError, "top_k must be at most n_experts = 3, got 9"),
+    ({"seed": -1}, ValueError, "seed must be non-negative, got -1"),
+    ({"dtype": np.int32}, TypeError, "dtype must be float32 or float64, got int32"),
+])
+def test_random_errors(kwargs: dict[str, object], exception: type[Exception],
+                       message: str) -> None:
+    args: dict[str, object] = {"d_model": D_MODEL, "d_ff": D_FF, "n_experts": 3} | kwargs
+    with raises(exception, message):
+        ffn.MixtureOfExperts.random(**args)  # type: ignore[arg-type]
