@@ -34,7 +34,8 @@ _FENCE = re.compile(r"^ *(?P<fence>`{3,}|~{3,})")
 # Fence options pytest-markdown-docs or this harness act on. Anything else on a python fence is
 # a typo (`continuaton`) that would silently change what runs, except `key="value"` attributes
 # (Material's `title="..."`, `linenums="1"`, `hl_lines="2 3"`), which only change the looks.
-OPTIONS = ("continuation", "notest")
+# `torch` marks a PyTorch block: run only where `import torch` works (see the plugin).
+OPTIONS = ("continuation", "notest", "torch")
 OPTION_PREFIXES = ("fixture:", "runner:", "retry:")
 _ATTRIBUTE = re.compile(r"""[\w-]+=(?:"[^"]*"|'[^']*'|\S*)""")
 # A block that prints but shows no output says why, in a comment the reader sees.
@@ -115,6 +116,10 @@ class Block:
         return "continuation" in self.options
 
     @property
+    def torch(self) -> bool:
+        return "torch" in self.options
+
+    @property
     def exempt(self) -> bool:
         return bool(EXEMPT.search(self.code))
 
@@ -137,13 +142,26 @@ class Page:
                 return b
         raise LookupError(f"{self.path}: no python block starts at line {start + 1}")
 
+    def parent(self, block: Block) -> Block | None:
+        """The block whose namespace a continuation block continues (None: it starts afresh).
+
+        That is the block above it, except that a numpy block passes over torch blocks: they
+        are side branches, so a page computes the same with torch as without it.
+        """
+        if not block.continuation:
+            return None
+        above = self.blocks[: self.blocks.index(block)]
+        if not block.torch:
+            above = [b for b in above if not b.torch]
+        return above[-1] if above else None
+
     def chain_before(self, block: Block) -> list[Block]:
         """The blocks a continuation block builds on, first to last."""
-        i = self.blocks.index(block)
         chain: list[Block] = []
-        while i > 0 and self.blocks[i].continuation:
-            i -= 1
-            chain.insert(0, self.blocks[i])
+        parent = self.parent(block)
+        while parent is not None:
+            chain.insert(0, parent)
+            parent = self.parent(parent)
         return chain
 
 
@@ -210,6 +228,11 @@ def load(path: Path) -> Page:
         if block.continuation and not blocks:
             raise ValueError(f"{display(path)}:{block.start}: `continuation` but no python block "
                              "above it runs, so there is nothing to continue (remove the option)")
+        if block.continuation and not block.torch and all(b.torch for b in blocks):
+            raise ValueError(f"{display(path)}:{block.start}: `continuation` but only torch "
+                             "blocks run above it, and a numpy block never continues a torch "
+                             "block (it must run without torch); start it afresh, or mark it "
+                             "`torch`")
         if block.output is not None:  # printed Markdown is output, not prose: no ties in it
             fenced.update(range(block.output.start, block.output.end))
         blocks.append(block)
@@ -223,7 +246,8 @@ def load(path: Path) -> Page:
             raise ValueError(f"{display(path)}:{n + 1}: a `<!--=` comment does not follow a "
                              "number directly (write the number right before it)")
         for m in TIE.finditer(line):
-            owner = [b for b in blocks if b.start <= n]
+            # A torch block owns no ties: a prose number is checked with or without torch.
+            owner = [b for b in blocks if b.start <= n and not b.torch]
             (owner[-1].ties if owner else orphans).append((n, m))
     return Page(path, lines, blocks, orphans, newline)
 

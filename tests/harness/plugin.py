@@ -8,6 +8,8 @@ pytest-markdown-docs collects and executes the fences; this plugin adds what it 
 - prose numbers tied to code (`0.602<!--= {expr:.3f} -->`) are compared with the f-string
   evaluated in the namespace of the last block above them;
 - `continuation` chains reuse the previous block's namespace instead of re-running the chain;
+- `torch` blocks (PyTorch tabs) run only where `import torch` works, else they are skipped
+  with a visible reason (failed under FFN_REQUIRE_TORCH=1); they are side branches of a chain;
 - `--update-docs` rewrites outputs and prose numbers in place instead of failing.
 """
 
@@ -30,6 +32,7 @@ from markdown_it import MarkdownIt
 from pytest_markdown_docs._runners import DefaultRunner, register_runner
 from pytest_markdown_docs.definitions import FenceTestDefinition
 
+from tests.harness import optional
 from tests.harness import page as pages
 from tests.harness.page import Block, Page
 
@@ -67,6 +70,7 @@ class State:
     update: bool
     pages: dict[Path, Page | None] = field(default_factory=dict)  # None: malformed, reported
     live: dict[Path, Live] = field(default_factory=dict)
+    branch: dict[Path, Live] = field(default_factory=dict)  # the last torch block's, likewise
     edits: dict[Path, list[Edit]] = field(default_factory=dict)
 
     def page(self, path: Path) -> Page:
@@ -80,6 +84,10 @@ class State:
         if page is None:  # its other blocks cannot be checked; the failure above says why
             pytest.skip(f"{pages.display(path)} is malformed (reported once, above)")
         return page
+
+    def store(self, block: Block) -> dict[Path, Live]:
+        """Where the namespace a block leaves is kept: torch blocks apart from the rest."""
+        return self.branch if block.torch else self.live
 
 
 # A stack, so that a pytest run inside a test (the harness's own tests) gets its own state.
@@ -138,6 +146,8 @@ class CheckedRunner(DefaultRunner):
             n, m = page.orphan_ties[0]
             raise DocMismatch(f"{page.name}:{n + 1}: prose number {m['shown']!r} is tied to code "
                               "but no python block comes before it")
+        if block.torch:
+            _require_torch(page, block)
 
         home = os.getcwd()  # a block's os.chdir must not leak into other chains and pages
         printed = io.StringIO()
@@ -145,7 +155,7 @@ class CheckedRunner(DefaultRunner):
             namespace = self._enter(state, page, block, args)
             with contextlib.redirect_stdout(printed):
                 _exec(block, path, namespace)
-            state.live[path] = Live(block.start, namespace, _print_options(), os.getcwd())
+            state.store(block)[path] = Live(block.start, namespace, _print_options(), os.getcwd())
             problems = _check_output(state, page, block, printed.getvalue())
             problems += _check_ties(state, page, block, namespace)
         finally:
@@ -158,14 +168,17 @@ class CheckedRunner(DefaultRunner):
     def _enter(state: State, page: Page, block: Block, args: dict[str, Any]) -> dict[str, Any]:
         """Set up print options and cwd for the block; return the namespace it runs in."""
         chain = page.chain_before(block)
-        last = state.live.get(page.path)
         if not chain:
-            state.live.pop(page.path, None)
+            for store in (state.branch,) if block.torch else (state.live, state.branch):
+                store.pop(page.path, None)
             _reset_print_state(None)
             return args
+        last = state.store(chain[-1]).get(page.path)
         if last is not None and last.start == chain[-1].start:
             _reset_print_state(last.print_options)
             os.chdir(last.cwd)
+            if block.torch and not chain[-1].torch:  # a side branch: numpy's names stay as
+                return dict(last.namespace)  # they were for the numpy blocks after it
             return last.namespace
         # Run alone (say with -k): replay the chain quietly, then run this block.
         _reset_print_state(None)
@@ -183,6 +196,22 @@ class CheckedRunner(DefaultRunner):
         line = in_page[-1] if in_page else test.start_line
         where = f"{pages.display(Path(test.source_path))}:{line}: the code block raised\n"
         return where + super().repr_failure(test, excinfo, style)
+
+
+def _require_torch(page: Page, block: Block) -> None:
+    """Skip a torch block where torch cannot be imported (fail under FFN_REQUIRE_TORCH=1).
+
+    A skipped block's output fence is neither checked nor rewritten: nothing ran to say
+    what it should be.
+    """
+    reason = optional.torch_missing()
+    if reason is None:
+        return
+    where = f"{page.name}:{block.start}"
+    if optional.required():
+        raise DocMismatch(f"{where}: {optional.REQUIRE}=1 but torch cannot be imported "
+                          f"({reason}): the PyTorch tab must run")
+    pytest.skip(f"{where}: torch is not installed: PyTorch tab not run ({reason})")
 
 
 def _diff(shown: list[str], produced: list[str]) -> str:
