@@ -20,6 +20,8 @@ from ffn.activations import (
 from ffn.counting import (
     count_attention_parameters,
     count_flops,
+    count_moe_flops,
+    count_moe_parameters,
     count_parameters,
     largest_d_ff,
     llama_d_ff,
@@ -28,7 +30,7 @@ from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
-from ffn.models import MODELS, ModelDims, get_model
+from ffn.models import MODELS, MOE_MODELS, ModelDims, get_model
 from ffn.moe import Dispatch, MixtureOfExperts
 from ffn.report import Discrepancy, discrepancies, markdown_table
 from ffn.sublayer import PLACEMENTS, Sublayer
@@ -37,10 +39,12 @@ from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
 
 __all__ = [
-    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "OPTIMIZERS", "PLACEMENTS",
+    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "MOE_MODELS", "OPTIMIZERS",
+    "PLACEMENTS",
     "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
     "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Sublayer",
-    "count_attention_parameters", "count_flops", "count_parameters", "discrepancies", "fast",
+    "count_attention_parameters", "count_flops", "count_moe_flops", "count_moe_parameters",
+    "count_parameters", "discrepancies", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff", "markdown_table",
     "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",
 ]

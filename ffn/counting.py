@@ -10,6 +10,8 @@ from ffn._validate import check_bool, check_positive_int
 __all__ = [
     "count_attention_parameters",
     "count_flops",
+    "count_moe_flops",
+    "count_moe_parameters",
     "count_parameters",
     "largest_d_ff",
     "llama_d_ff",
@@ -72,19 +74,61 @@ def llama_d_ff(d_model: int, multiple_of: int = 256) -> int:
     return multiple_of * -(-hidden // multiple_of)  # ceiling division
 
 
-def count_attention_parameters(d_model: int, bias: bool = True) -> int:
+def count_attention_parameters(d_model: int, bias: bool = True, kv_dim: int | None = None) -> int:
     """Parameters of one attention sublayer's four projections: query, key, value, output.
 
     Each projection is a ``(d_model, d_model)`` matrix plus, with biases, a ``d_model``
     bias: ``4 * d_model**2 + 4 * d_model`` in all. The number of heads does not matter:
     the heads split the ``d_model`` columns among themselves. LayerNorm is not counted.
+    With grouped-query attention, key and value are ``(d_model, kv_dim)`` instead.
 
     Raises:
         TypeError, ValueError: for arguments of the wrong type or non-positive sizes.
     """
     d_model = check_positive_int(d_model, "d_model")
-    biases = 4 * d_model if check_bool(bias, "bias") else 0
-    return 4 * d_model * d_model + biases
+    kv = d_model if kv_dim is None else check_positive_int(kv_dim, "kv_dim")
+    biases = 2 * (d_model + kv) if check_bool(bias, "bias") else 0
+    return 2 * d_model * (d_model + kv) + biases
+
+
+def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
+                         bias: bool = True, gated: bool = False) -> int:
+    """Parameters of a mixture of experts: ``n_experts`` blocks and a router.
+
+    Each expert has ``count_parameters(d_model, d_ff, bias, gated)``; the router is a
+    ``(d_model, n_experts)`` matrix, no bias. With ``top_k``, only what one token uses:
+    ``top_k`` experts and the router.
+
+    Raises:
+        TypeError, ValueError: for arguments of the wrong type, non-positive sizes, or a
+            ``top_k`` above ``n_experts``.
+    """
+    n_experts = check_positive_int(n_experts, "n_experts")
+    used = n_experts if top_k is None else _check_top_k(top_k, n_experts)
+    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
+
+
+def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
+                    gated: bool = False, backward: bool = False) -> int:
+    """FLOPs of a mixture of experts' matrix products: the router's and ``top_k`` experts'.
+
+    As ``count_flops`` for each of the ``top_k`` experts a token uses, plus the router's
+    ``(d_model, n_experts)`` product, ``2 * d_model * n_experts`` per token forward.
+
+    Raises:
+        TypeError, ValueError: as for ``count_moe_parameters``.
+    """
+    top_k = _check_top_k(top_k, check_positive_int(n_experts, "n_experts"))
+    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
+    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
+    return experts + (3 * router if backward else router)
+
+
+def _check_top_k(top_k: object, n_experts: int) -> int:
+    top_k = check_positive_int(top_k, "top_k")
+    if top_k > n_experts:
+        raise ValueError(f"top_k must be at most n_experts = {n_experts}, got {top_k}")
+    return top_k
 
 
 def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = False) -> int:

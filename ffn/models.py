@@ -9,9 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ffn._validate import check_bool, check_choice, check_positive_int, describe
-from ffn.counting import count_attention_parameters, count_flops, count_parameters, llama_d_ff
+from ffn.counting import (
+    count_attention_parameters,
+    count_flops,
+    count_moe_flops,
+    count_moe_parameters,
+    count_parameters,
+    llama_d_ff,
+)
 
-__all__ = ["MODELS", "ModelDims", "get_model"]
+__all__ = ["MODELS", "MOE_MODELS", "ModelDims", "get_model"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,9 @@ class ModelDims:
     tied_head: bool = True  # the output head reuses the token embedding (GPT-2) or not (LLaMA)
     norm: str = "layer"  # "layer": LayerNorm, scale and shift; "rms": RMSNorm, scale only
     other: int = 0  # parameters in no part above (BERT: token-type embeddings, pooler)
+    kv_dim: int | None = None  # width of attention's K and V; None: d_model (no grouped query)
+    n_experts: int | None = None  # FFN experts per layer (mixture of experts); None: one FFN
+    top_k: int | None = None  # experts each token uses, with n_experts
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -45,7 +55,12 @@ class ModelDims:
         check_positive_int(self.n_layers, "n_layers")
         check_bool(self.gated, "gated")
         check_bool(self.bias, "bias")
-        for field in ("n_attention", "vocab_size", "n_positions"):
+        if (self.n_experts is None) != (self.top_k is None):
+            raise ValueError(f"n_experts and top_k go together, got {self.n_experts} and "
+                             f"{self.top_k}")
+        if self.n_experts is not None:
+            count_moe_parameters(self.d_model, 1, self.n_experts, self.top_k)  # checks them
+        for field in ("n_attention", "vocab_size", "n_positions", "kv_dim"):
             if getattr(self, field) is not None:
                 check_positive_int(getattr(self, field), field)
         check_bool(self.tied_head, "tied_head")
@@ -61,18 +76,23 @@ class ModelDims:
         """Number of attention sublayers: ``n_attention``, or ``n_layers`` when not given."""
         return self.n_attention if self.n_attention is not None else self.n_layers
 
-    def ffn_parameters_per_layer(self) -> int:
-        """Parameters of one layer's FFN (``ffn.count_parameters``)."""
-        return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
-                                gated=self.gated)
+    def ffn_parameters_per_layer(self, active: bool = False) -> int:
+        """Parameters of one layer's FFN (``ffn.count_parameters``), or of its experts and
+        router (``ffn.count_moe_parameters``); ``active``: only those one token uses."""
+        if self.n_experts is None:
+            return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
+                                    gated=self.gated)
+        return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts,
+                                    self.top_k if active else None, self.bias, self.gated)
 
-    def ffn_parameters(self) -> int:
-        """Parameters of all the model's FFNs."""
-        return self.n_layers * self.ffn_parameters_per_layer()
+    def ffn_parameters(self, active: bool = False) -> int:
+        """Parameters of all the model's FFNs (``active``: those one token uses)."""
+        return self.n_layers * self.ffn_parameters_per_layer(active)
 
     def attention_parameters(self) -> int:
         """Parameters of all the model's attention projections (Q, K, V, O)."""
-        return self.attention_sublayers * count_attention_parameters(self.d_model, self.bias)
+        per_layer = count_attention_parameters(self.d_model, self.bias, self.kv_dim)
+        return self.attention_sublayers * per_layer
 
     def ffn_share(self) -> float:
         """FFN parameters as a fraction of FFN plus attention parameters, over all layers."""
@@ -101,6 +121,10 @@ class ModelDims:
         """All the model's parameters (the sum of ``parameter_parts``)."""
         return sum(self.parameter_parts().values())
 
+    def active_parameters(self) -> int:
+        """The parameters one token uses: the total less the experts it skips."""
+        return self.total_parameters() - self.ffn_parameters() + self.ffn_parameters(active=True)
+
     def ffn_share_of_total(self) -> float:
         """FFN parameters as a fraction of the whole model's, embeddings and head included."""
         return self.ffn_parameters() / self.total_parameters()
@@ -111,8 +135,12 @@ class ModelDims:
         Args:
             backward: count forward plus backward (training) instead of forward only.
         """
-        per_layer = count_flops(self.d_model, self.resolved_d_ff, gated=self.gated,
-                                backward=backward)
+        if self.n_experts is None or self.top_k is None:
+            per_layer = count_flops(self.d_model, self.resolved_d_ff, gated=self.gated,
+                                    backward=backward)
+        else:  # the router and top_k experts
+            per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.n_experts,
+                                        self.top_k, gated=self.gated, backward=backward)
         return self.n_layers * per_layer
 
 
@@ -146,15 +174,29 @@ MODELS: tuple[ModelDims, ...] = (
 )
 """Published transformers, in order of publication."""
 
+MOE_MODELS: tuple[ModelDims, ...] = (
+    ModelDims("Mixtral 8x7B", 4096, 14336, 32, gated=True, bias=False, kv_dim=8 * 128,
+              n_experts=8, top_k=2, vocab_size=32000, tied_head=False, norm="rms",
+              source="Jiang et al. (2024), Mixtral of Experts, Table 1: 8 SwiGLU experts, 2 per "
+                     "token; 8 key-value heads of 128; = transformers' MixtralConfig() defaults"),
+    # OLMoE's "other": each layer's RMSNorms of the queries and keys (d_model each).
+    ModelDims("OLMoE-1B-7B", 2048, 1024, 16, gated=True, bias=False, n_experts=64, top_k=8,
+              vocab_size=50304, tied_head=False, norm="rms", other=16 * 2 * 2048,
+              source="Muennighoff et al. (2024), OLMoE; allenai/OLMoE-1B-7B-0924's config: 64 "
+                     "SwiGLU experts of width 1024, 8 per token, the router's top 8 not "
+                     "renormalised; transformers' OlmoeConfig defaults to width 2048 instead"),
+)
+"""Published mixture-of-experts transformers, in order of publication."""
+
 
 def get_model(name: str) -> ModelDims:
-    """The entry of ``MODELS`` called ``name`` (exact match, e.g. ``"GPT-2 small"``).
+    """The entry of ``MODELS`` or ``MOE_MODELS`` called ``name`` (exact, e.g. ``"GPT-2 small"``).
 
     Raises:
         KeyError: listing the valid names, if there is no such model.
     """
-    for model in MODELS:
+    for model in (*MODELS, *MOE_MODELS):
         if model.name == name:
             return model
-    names = ", ".join(repr(m.name) for m in MODELS)
+    names = ", ".join(repr(m.name) for m in (*MODELS, *MOE_MODELS))
     raise KeyError(f"no model named {name!r}; valid: {names}")

@@ -285,3 +285,44 @@ def test_random_errors(kwargs: dict[str, object], exception: type[Exception],
     args: dict[str, object] = {"d_model": D_MODEL, "d_ff": D_FF, "n_experts": 3} | kwargs
     with raises(exception, message):
         ffn.MixtureOfExperts.random(**args)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- counting
+
+
+@pytest.mark.parametrize(("variant", "bias"), [(None, True), ("swiglu", False)])
+def test_count_moe_parameters_against_the_arrays(variant: str | None, bias: bool) -> None:
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, variant=variant)
+    sizes = [sum(v.size for v in e._params.values() if v is not None) for e in moe.experts]
+    gated = variant is not None
+    assert ffn.count_moe_parameters(D_MODEL, D_FF, N_EXPERTS, bias=bias, gated=gated) == (
+        sum(sizes) + moe.router.size)
+    assert ffn.count_moe_parameters(D_MODEL, D_FF, N_EXPERTS, 2, bias, gated) == (
+        2 * sizes[0] + moe.router.size)
+
+
+def test_count_moe_flops_is_the_router_and_top_k_experts() -> None:
+    # Per token, forward: the router's 2 * d_model * n_experts, and 2 * 3 * d_model * d_ff for
+    # each of top_k SwiGLU experts (three matrices); backward triples both.
+    assert ffn.count_moe_flops(10, 20, 8, 2, gated=True) == 2 * 10 * 8 + 2 * (2 * 3 * 10 * 20)
+    assert ffn.count_moe_flops(10, 20, 8, 2, n_tokens=5, backward=True) == 3 * 5 * (
+        2 * 10 * 8 + 2 * (2 * 2 * 10 * 20))
+    with raises(ValueError, "top_k must be at most n_experts = 8, got 9"):
+        ffn.count_moe_flops(10, 20, 8, 9)
+    with raises(ValueError, "n_experts must be positive, got 0"):
+        ffn.count_moe_parameters(10, 20, 0)
+
+
+def test_model_dims_mixture_fields() -> None:
+    dense = ffn.get_model("LLaMA-7B")
+    assert dense.ffn_parameters(active=True) == dense.ffn_parameters()
+    assert dense.active_parameters() == dense.total_parameters()
+    mixtral = ffn.get_model("Mixtral 8x7B")
+    per_expert = ffn.count_parameters(4096, 14336, bias=False, gated=True)
+    assert mixtral.total_parameters() - mixtral.active_parameters() == 32 * 6 * per_expert
+    kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 2,
+                             "gated": True, "bias": False, "source": "s"}
+    with raises(ValueError, "n_experts and top_k go together, got 4 and None"):
+        ffn.ModelDims(**kw, n_experts=4)  # type: ignore[arg-type]
+    with raises(ValueError, "top_k must be at most n_experts = 4, got 5"):
+        ffn.ModelDims(**kw, n_experts=4, top_k=5)  # type: ignore[arg-type]

@@ -1,0 +1,136 @@
+"""`ffn`'s mixture of experts against Hugging Face transformers' Mixtral and OLMoE.
+
+Counts: `ffn.MOE_MODELS` agree, part by part, with MixtralForCausalLM and OlmoeForCausalLM
+built on PyTorch's meta device (shapes only, nothing downloaded); the dimensions are checked
+against the configurations first. Outputs: `ffn.MixtureOfExperts` against MixtralSparseMoeBlock
+and OlmoeSparseMoeBlock with the same weights, in float64, and the load-balancing loss against
+`load_balancing_loss_func`.
+
+Both routers take their softmax in float32 (`router_logits.float()`), so their top-k weights
+carry float32 rounding (about 6e-8 relative): whole blocks are compared at rtol 1e-6. The
+float64 parts are compared at the tight tolerance of tests/test_torch_reference.py: the
+router's logits, and the experts module run with ffn's chosen experts and weights.
+
+Test-only dependency (pyproject's `transformers` group); skipped without it unless
+FFN_REQUIRE_TORCH=1 (set by CI), which makes a missing torch or transformers a failure.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import ffn
+from tests.test_torch_reference import ATOL, RTOL, import_or_skip
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident
+torch = import_or_skip("torch")
+transformers = import_or_skip("transformers")
+from transformers.models.mixtral import modeling_mixtral  # noqa: E402
+from transformers.models.olmoe import modeling_olmoe  # noqa: E402
+
+F32_RTOL = 1e-6  # the routers' float32 softmax: float32 has a relative precision of 6e-8
+
+RULES = [("q_norm", "other"), ("k_norm", "other"), (".mlp.", "FFN"), (".self_attn.", "attention"),
+         ("embed_tokens", "embeddings"), ("norm", "norms"), ("lm_head", "head")]
+CASES = [  # ffn's name, transformers' model and config classes, what differs from the defaults
+    ("Mixtral 8x7B", "MixtralForCausalLM", "MixtralConfig", {}),
+    ("OLMoE-1B-7B", "OlmoeForCausalLM", "OlmoeConfig", {"intermediate_size": 1024}),
+]
+
+
+def meta_model(model_class: str, config_class: str, changes: dict[str, int]) -> object:
+    config = getattr(transformers, config_class)(**changes)
+    with torch.device("meta"):
+        return getattr(transformers, model_class)(config)
+
+
+@pytest.mark.parametrize(("name", "model_class", "config_class", "changes"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_counts_match_transformers_on_the_meta_device(
+        name: str, model_class: str, config_class: str, changes: dict[str, int]) -> None:
+    dims = ffn.get_model(name)
+    model = meta_model(model_class, config_class, changes)
+    c = model.config  # type: ignore[attr-defined]
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    assert (dims.d_model, dims.d_ff, dims.n_layers, dims.vocab_size) == (
+        c.hidden_size, c.intermediate_size, c.num_hidden_layers, c.vocab_size)
+    assert (dims.n_experts, dims.top_k) == (c.num_local_experts if name.startswith("Mixtral")
+                                            else c.num_experts, c.num_experts_per_tok)
+    assert (dims.kv_dim or dims.d_model) == c.num_key_value_heads * head_dim
+    assert dims.tied_head == c.tie_word_embeddings and c.hidden_act == "silu"
+    parts = dict.fromkeys(["FFN", "attention", "embeddings", "norms", "head", "other"], 0)
+    expert_parameters = 0
+    for pname, p in model.named_parameters():  # type: ignore[attr-defined]
+        part = next((part for key, part in RULES if key in pname), None)
+        assert part is not None, f"{model_class}: no part for parameter {pname}"
+        parts[part] += p.numel()
+        expert_parameters += p.numel() if ".mlp.experts." in pname else 0
+    assert dims.parameter_parts() == parts
+    # Active: each layer's experts are n_experts alike, of which a token uses top_k.
+    skipped = expert_parameters // dims.n_experts * (dims.n_experts - dims.top_k)  # type: ignore[operator]
+    assert dims.active_parameters() == sum(parts.values()) - skipped
+
+
+def torch_block(moe: ffn.MixtureOfExperts, olmoe: bool) -> object:
+    """transformers' sparse-MoE block with ``moe``'s weights, float64, eval mode."""
+    kw = {"hidden_size": moe.d_model, "intermediate_size": moe.d_ff,
+          "num_experts_per_tok": moe.top_k}
+    if olmoe:
+        config = transformers.OlmoeConfig(num_experts=moe.n_experts,
+                                          norm_topk_prob=moe.normalize, **kw)
+        block = modeling_olmoe.OlmoeSparseMoeBlock(config)
+    else:
+        config = transformers.MixtralConfig(num_local_experts=moe.n_experts, **kw)
+        block = modeling_mixtral.MixtralSparseMoeBlock(config)
+    block = block.to(torch.float64).eval()
+    with torch.no_grad():  # Linear weights are (out, in): the transposes of ffn's
+        block.gate.weight.copy_(torch.tensor(moe.router.T))
+        for i, e in enumerate(moe.experts):
+            assert isinstance(e, ffn.GatedFeedForward)
+            # gate_up_proj[i] is W then V stacked, (2 d_ff, d_model); down_proj[i] is W2.T
+            block.experts.gate_up_proj[i].copy_(torch.tensor(np.concatenate([e.W.T, e.V.T])))
+            block.experts.down_proj[i].copy_(torch.tensor(e.W2.T))
+    return block
+
+
+@pytest.mark.parametrize(("olmoe", "n_experts", "top_k"), [(False, 8, 2), (False, 5, 1),
+                                                           (True, 16, 4), (True, 6, 6)],
+                         ids=["mixtral-8-2", "mixtral-5-1", "olmoe-16-4", "olmoe-6-6"])
+def test_same_outputs_as_the_transformers_block(olmoe: bool, n_experts: int, top_k: int) -> None:
+    moe = ffn.MixtureOfExperts.random(16, 24, n_experts, top_k=top_k, variant="swiglu", seed=3)
+    if olmoe:  # OLMoE does not renormalise the top-k weights
+        moe = ffn.MixtureOfExperts(moe.router, list(moe.experts), top_k, normalize=False)
+    block = torch_block(moe, olmoe)
+    x = np.random.default_rng(4).normal(size=(2, 5, 16))
+    xt = torch.tensor(x)
+    p, chosen, weights = moe.route(x.reshape(-1, 16))
+    with torch.no_grad():
+        logits, scores, indices = block.gate(xt)  # type: ignore[attr-defined]
+        assert logits.dtype == torch.float64  # so its softmax in float64 is an oracle for p
+        np.testing.assert_allclose(p, torch.softmax(logits, -1).numpy(), rtol=RTOL, atol=ATOL)
+        np.testing.assert_array_equal(np.sort(indices.numpy(), -1), np.sort(chosen, -1))
+        order = np.argsort(indices.numpy(), -1)  # torch.topk's order for equal values is its own
+        np.testing.assert_allclose(np.take_along_axis(scores.double().numpy(), order, -1),
+                                   np.take_along_axis(weights, np.argsort(chosen, -1), -1),
+                                   rtol=F32_RTOL)
+        run = block.experts  # type: ignore[attr-defined]
+        ours = moe(x).reshape(-1, 16)
+        theirs = run(xt.reshape(-1, 16), torch.tensor(chosen), torch.tensor(weights)).numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL)
+        whole = block(xt).numpy()  # type: ignore[operator]
+    # The float32 weights err by ~6e-8 of each expert's output (~1 here), not of their sum
+    # (which can cancel to ~1e-3): hence an absolute bound too.
+    np.testing.assert_allclose(moe(x), whole, rtol=F32_RTOL, atol=1e-7)
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 3])
+def test_load_balancing_loss_matches_transformers(top_k: int) -> None:
+    moe = ffn.MixtureOfExperts.random(16, 8, 6, top_k=top_k, seed=5)
+    x = np.random.default_rng(6).normal(size=(50, 16))
+    logits = torch.tensor(x @ moe.router)
+    theirs = modeling_mixtral.load_balancing_loss_func((logits,), moe.n_experts, top_k)
+    # transformers sums in float32 (its histc and probability sums): rtol 1e-6
+    assert moe.load_balancing_loss(x) == pytest.approx(float(theirs), rel=F32_RTOL)
