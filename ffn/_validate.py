@@ -1,8 +1,4 @@
-"""Argument checks shared by every public entry point, so each fails the same clear way.
-
-They run before any arithmetic: a bad argument gives a message that names it, not a numpy
-traceback from deep inside a matmul.
-"""
+"""Argument checks, run before any arithmetic: a bad argument gets a message that names it."""
 
 from __future__ import annotations
 
@@ -24,14 +20,7 @@ def describe(value: object) -> str:
 
 
 def as_float_array(value: object, name: str) -> FloatArray:
-    """``value`` as a float32 or float64 array, without a copy when it already is one.
-
-    Big-endian floats become native ones; bool, integer and float16 data become float64.
-
-    Raises:
-        TypeError: for None, masked arrays, strings, objects, complex, float96/128 data.
-        ValueError: if ``value`` cannot be made into an array (a ragged list).
-    """
+    """``value`` as a native float32/float64 array (bool, int, float16 become float64)."""
     if value is None:
         raise TypeError(f"{name} must be a real numeric array, got None")
     if isinstance(value, np.ma.MaskedArray):  # np.asarray would drop the mask silently
@@ -113,13 +102,11 @@ def check_input(x: object, dtype: np.dtype[Any], width: int, width_name: str) ->
     """A layer input ``(..., width)``, cast to the layer's ``dtype`` (a copy only if needed)."""
     array = as_float_array(x, "x")
     if array.ndim == 0:
-        raise ValueError(
-            f"x must have at least 1 dimension (..., {width_name}), got a scalar (shape ())")
+        raise ValueError(f"x must have at least 1 dimension (..., {width_name}), got a scalar "
+                         "(shape ())")
     if array.shape[-1] != width:
-        raise ValueError(
-            f"x has last dimension {array.shape[-1]} but {width_name} is {width} "
-            f"(x.shape={array.shape})"
-        )
+        raise ValueError(f"x has last dimension {array.shape[-1]} but {width_name} is {width} "
+                         f"(x.shape={array.shape})")
     # The layer's dtype wins, so outputs always have the weights' dtype.
     return array.astype(dtype, copy=False)
 
@@ -136,15 +123,9 @@ def shared_dtype(arrays: dict[str, FloatArray | None]) -> np.dtype[np.floating[A
 def check_params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, ...] = (),
                  known: dict[str, int] | None = None) -> tuple[dict[str, FloatArray | None],
                                                                dict[str, int]]:
-    """Check a layer's parameters against their axes, e.g. ``{"W1": "d_model d_ff"}``.
+    """Parameters checked against their axes (``{"W1": "d_model d_ff"}``), and each axis' size.
 
-    Returns the parameters as float arrays of one dtype (the ``optional`` ones may be None) and
-    the size of every axis name. A size is set by ``known``, else by the first parameter that
-    has the axis.
-
-    Raises:
-        TypeError: for data that is not real numbers, or float32 mixed with float64.
-        ValueError: for a wrong number of axes, an empty axis, or sizes that do not fit.
+    A size comes from ``known``, else from the first parameter with that axis.
     """
     arrays: dict[str, FloatArray | None] = {}
     # axis name -> (size, the parameter that set it, or "" for a known size)
@@ -182,17 +163,11 @@ def check_params(given: dict[str, object], axes: dict[str, str], optional: tuple
 
 def check_dy(dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any],
              caller: str) -> FloatArray:
-    """``dy`` for a ``backward``: after a forward, with its output's shape, in ``dtype``.
-
-    Raises:
-        RuntimeError: if no forward pass has run (``out_shape`` None), or ``dy`` has another shape.
-        TypeError: if ``dy`` is not real numeric data.
-    """
+    """``dy`` for a ``backward``: after a forward (``out_shape`` not None), of that shape."""
     if out_shape is None:
         raise RuntimeError(f"backward() called before a forward pass: call {caller}(x) first")
     dy_arr = as_float_array(dy, "dy")
     if dy_arr.shape != out_shape:
-        raise RuntimeError(
-            f"dy has shape {dy_arr.shape} but the last forward output has shape {out_shape}"
-        )
+        raise RuntimeError(f"dy has shape {dy_arr.shape} but the last forward output has "
+                           f"shape {out_shape}")
     return dy_arr.astype(dtype, copy=False)

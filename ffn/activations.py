@@ -18,9 +18,6 @@ import scipy.special  # type: ignore[import-untyped, unused-ignore]
 from ffn._layer import quiet
 from ffn._validate import FloatArray, as_float_array, check_choice
 
-__all__ = ["ACTIVATIONS", "APPROXIMATIONS", "gelu", "gelu_grad", "relu", "relu_grad",
-           "silu", "silu_grad"]
-
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu")
 """Valid ``activation`` names for ``ffn.FeedForward``."""
 
@@ -136,7 +133,7 @@ def gelu(x: object, approximate: str = "none") -> FloatArray:
 
 
 def gelu_grad(x: object, approximate: str = "none") -> FloatArray:
-    """GELU's derivative: ``Phi(x) + x * phi(x)`` exact, or that of the tanh form."""
+    """GELU's derivative: ``Phi(x) + x * phi(x)``, or the tanh form's (``approximate="tanh"``)."""
     exact = check_choice(approximate, "approximate", APPROXIMATIONS) == "none"
     return (_gelu_exact_grad if exact else _gelu_tanh_grad)(x)
 

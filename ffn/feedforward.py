@@ -19,8 +19,6 @@ from ffn._validate import (
 )
 from ffn.activations import ACTIVATIONS, FUNCTIONS
 
-__all__ = ["FeedForward", "FeedForwardTrace"]
-
 AXES = {"W1": "d_model d_ff", "b1": "d_ff", "W2": "d_ff d_model", "b2": "d_model"}
 
 

@@ -20,8 +20,6 @@ from ffn._validate import (
 )
 from ffn.activations import FUNCTIONS, sigmoid
 
-__all__ = ["GATED_VARIANTS", "GatedFeedForward", "GatedFeedForwardTrace"]
-
 GATED_VARIANTS: tuple[str, ...] = ("glu", "reglu", "geglu", "geglu_tanh", "swiglu")
 """Valid ``variant`` names for ``ffn.GatedFeedForward``."""
 
@@ -91,8 +89,7 @@ class GatedFeedForward(Layer):
     def random(cls, d_model: int, d_ff: int, variant: str = "swiglu",
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
                bias: bool = False) -> GatedFeedForward:
-        """A block with random ``W``, ``V``, ``W2`` (drawn in that order) and, with ``bias``,
-        zero biases. Arguments as for ``FeedForward.random``."""
+        """Random ``W``, ``V``, ``W2`` (drawn in that order), zero biases with ``bias``."""
         d_model, d_ff = check_positive_int(d_model, "d_model"), check_positive_int(d_ff, "d_ff")
         check_choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
         shapes = (d_model, d_ff), (d_model, d_ff), (d_ff, d_model)

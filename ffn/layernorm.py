@@ -16,8 +16,6 @@ from ffn._validate import (
     check_real,
 )
 
-__all__ = ["LayerNorm"]
-
 
 class LayerNorm(Layer):
     """``y = (x - mean) / sqrt(var + eps) * gamma + beta``, over the last axis of each row.

@@ -5,8 +5,6 @@ from __future__ import annotations
 from ffn._layer import Layer, param, quiet
 from ffn._validate import FloatArray, check_params, shared_dtype
 
-__all__ = ["Linear"]
-
 
 class Linear(Layer):
     """``y = x @ W + b``, with ``W`` of shape ``(in_features, out_features)``.

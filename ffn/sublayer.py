@@ -12,8 +12,6 @@ from ffn.feedforward import FeedForward
 from ffn.gated import GatedFeedForward
 from ffn.layernorm import LayerNorm
 
-__all__ = ["PLACEMENTS", "Sublayer"]
-
 PLACEMENTS: tuple[str, ...] = ("pre", "post")
 """Valid ``placement`` values for ``ffn.Sublayer``: where the LayerNorm sits."""
 

@@ -18,8 +18,6 @@ from ffn._validate import (
 )
 from ffn.feedforward import FeedForward
 
-__all__ = ["OPTIMIZERS", "FitResult", "fit", "mean_squared_error"]
-
 OPTIMIZERS: tuple[str, ...] = ("adam", "sgd")
 """Valid ``optimizer`` names for ``fit``."""
 
