@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import http.server
+import io
 import os
 import re
 import subprocess
@@ -118,14 +120,51 @@ def build_once(root: Path) -> Build:
                  {src: text for src, text in before.items() if after.get(src) == text})
 
 
+# What GitHub Pages sends gzip-compressed to a browser that accepts it: text, not images.
+_COMPRESSIBLE = ("text/", "application/javascript", "application/json", "application/xml",
+                 "image/svg+xml")
+
+
+@functools.lru_cache(maxsize=256)
+def _gzipped(path: str, mtime_ns: int, size: int) -> bytes:
+    with open(path, "rb") as f:
+        return gzip.compress(f.read(), compresslevel=6, mtime=0)
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     """http.server's handler, quiet, answering a missing path with the site's 404.html (as
-    GitHub Pages does) instead of http.server's own error page."""
+    GitHub Pages does) instead of http.server's own error page; with ``compress``, it sends
+    text files (HTML, CSS, JS, JSON, SVG, XML) gzip-compressed to a client that accepts gzip,
+    as GitHub Pages does (http.server alone sends everything uncompressed)."""
 
     not_found: Path | None = None
+    compress = False
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def send_head(self) -> Any:
+        accepts = self.headers.get("Accept-Encoding", "")
+        if not self.compress or "gzip" not in accepts.replace(" ", "").split(","):
+            return super().send_head()
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            if not urllib.parse.urlsplit(self.path).path.endswith("/"):
+                return super().send_head()  # http.server's redirect to the slash
+            path = os.path.join(path, "index.html")
+        content_type = self.guess_type(path)
+        if not os.path.isfile(path) or not content_type.startswith(_COMPRESSIBLE):
+            return super().send_head()
+        stat = os.stat(path)
+        body = _gzipped(path, stat.st_mtime_ns, stat.st_size)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
+        self.end_headers()
+        return io.BytesIO(body)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         if code != 404 or self.not_found is None or not self.not_found.is_file():
@@ -142,19 +181,21 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 class _Server(http.server.ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exception(), ConnectionError):  # the browser hung up: fine
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # the browser hung up: fine
             super().handle_error(request, client_address)
 
 
 @contextlib.contextmanager
-def serve(site_dir: Path) -> Iterator[str]:
+def serve(site_dir: Path, compress: bool = False) -> Iterator[str]:
     """Serve a site made by `build` on 127.0.0.1 at a free port, under its site_url path, from
-    a thread (what `python -m http.server` does); yields the site's base URL, ending in "/"."""
+    a thread (what `python -m http.server` does), text gzip-compressed with ``compress`` (as
+    GitHub Pages serves it); yields the site's base URL, ending in "/"."""
     prefix = url_prefix()
     root = site_dir
     for _ in range(len(prefix.strip("/").split("/")) if prefix != "/" else 0):
         root = root.parent
-    handler = type("Handler", (_Handler,), {"not_found": site_dir / "404.html"})
+    handler = type("Handler", (_Handler,), {"not_found": site_dir / "404.html",
+                                            "compress": compress})
     with _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(root))) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()

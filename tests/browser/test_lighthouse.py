@@ -1,6 +1,10 @@
 """Lighthouse on three pages of the session's built site (see tests/browser/lighthouse.py,
-which scripts/lighthouse runs on its own): Accessibility, Best Practices and SEO >= 95.
-About 10-15 s a page; the scores are printed in the terminal summary."""
+which scripts/lighthouse runs on its own), served twice: gzip-compressed as GitHub Pages serves
+it, and uncompressed. Accessibility, Best Practices and SEO >= 95 on each; performance is
+printed with its figures (first paint, blocking time, DOM size, bytes) but not gated, because
+on this shared 2-core machine the same build's mobile score moves by 15 points and more with
+the load of other builds (lighthouse.PERFORMANCE_MIN says more). About 10-15 s an audit on an
+idle machine; the scores are printed in the terminal summary."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from tests.browser.conftest import LIGHTHOUSE_SCORES, Site
 def test_lighthouse_scores(site: Site) -> None:
     if not lighthouse.LIGHTHOUSE.exists():
         pytest.fail(f"{lighthouse.LIGHTHOUSE} is missing: run `npm ci`", pytrace=False)
-    rows, failures = lighthouse.run(site.dir, site.base_url)
+    rows, failures = lighthouse.run_served(site.dir)
     LIGHTHOUSE_SCORES[:] = lighthouse.table(rows)
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
