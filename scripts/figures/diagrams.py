@@ -1,0 +1,442 @@
+"""Diagrams of the block, drawn from the same numbers the chapters compute.
+
+Every label that is a number (a width, a shape, a count) is read from `ffn` when the diagram
+is drawn: model widths from `ffn.get_model`, array shapes from a real `ffn.FeedForward` run,
+parameter counts from `ffn.count_parameters`. `LABELS` keeps, per diagram, the numbers its
+labels show, so tests/test_figures.py can check them against `ffn` independently.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
+
+import ffn
+
+# Typographic characters, as escapes so the source stays plain ASCII.
+TIMES, ARROW, MINUS, SUM = "\u00d7", "\u2192", "\u2212", "\u03a3"
+ODOT, TRANSPOSE, PRIME, CDOT = "\u2299", "\u1d40", "\u2032", "\u00b7"
+
+PLAIN_MODEL = "GPT-2 small"  # the concrete plain block of the shape diagrams
+GATED_MODEL = "LLaMA-7B"  # the concrete gated block
+N_TOKENS = 5  # tokens pushed through the real block whose shapes label the diagrams
+
+
+# --- drawing helpers -------------------------------------------------------------------------
+
+def fg() -> str:
+    return str(mpl.rcParams["text.color"])
+
+
+def color(i: int) -> str:
+    return str(mpl.rcParams["axes.prop_cycle"].by_key()["color"][i])
+
+
+def canvas(width: float, height: float) -> tuple[Figure, Axes]:
+    """A figure whose data coordinates are inches, with no axes drawn."""
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlim(0.0, width)
+    ax.set_ylim(0.0, height)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig, ax
+
+
+def box(ax: Axes, cx: float, cy: float, w: float, h: float, text: str, tint: int | None = None,
+        size: float = 11, dashed: bool = False, bold: bool = False) -> None:
+    """A rounded box centred on (cx, cy) with centred text; `tint` fills it lightly."""
+    face = color(tint) if tint is not None else "none"
+    ax.add_patch(FancyBboxPatch((cx - w / 2, cy - h / 2), w, h,
+                                boxstyle="round,pad=0,rounding_size=0.08",
+                                facecolor=face, alpha=0.22 if tint is not None else 1.0,
+                                edgecolor="none"))
+    ax.add_patch(FancyBboxPatch((cx - w / 2, cy - h / 2), w, h,
+                                boxstyle="round,pad=0,rounding_size=0.08", facecolor="none",
+                                edgecolor=color(tint) if tint is not None else fg(),
+                                linewidth=1.6 if tint is not None else 1.1,
+                                linestyle="--" if dashed else "-"))
+    ax.text(cx, cy, text, ha="center", va="center", fontsize=size,
+            fontweight="bold" if bold else "normal")
+
+
+def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], dashed: bool = False,
+          tint: int | None = None, width: float = 1.2, rad: float = 0.0) -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12,
+                                 color=color(tint) if tint is not None else fg(),
+                                 linewidth=width, linestyle="--" if dashed else "-",
+                                 connectionstyle=f"arc3,rad={rad}", shrinkA=0, shrinkB=0))
+
+
+def line(ax: Axes, points: list[tuple[float, float]], tint: int | None = None) -> None:
+    xs, ys = zip(*points, strict=True)
+    ax.plot(xs, ys, color=color(tint) if tint is not None else fg(), linewidth=1.2)
+
+
+def shape(dims: tuple[int, ...], first: str | None = None) -> str:
+    """`(n, 768)` for an array of shape (N_TOKENS, 768) when `first` is "n"."""
+    parts = [first, *map(str, dims[1:])] if first is not None else list(map(str, dims))
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+# --- the numbers, from ffn -------------------------------------------------------------------
+
+@functools.cache
+def plain_run() -> tuple[ffn.FeedForward, ffn.FeedForwardTrace, dict[str, tuple[int, ...]]]:
+    """A real block of PLAIN_MODEL's widths, one forward and one backward pass.
+
+    Returns the block, the forward trace and the shape of every gradient.
+    """
+    model = ffn.get_model(PLAIN_MODEL)
+    block = ffn.FeedForward.random(model.d_model, model.resolved_d_ff, activation="gelu")
+    x = np.random.default_rng(0).standard_normal((N_TOKENS, model.d_model))
+    trace = block.forward_trace(x)
+    dx = block.backward(np.ones_like(trace.y))
+    grads = {name: g.shape for name, g in block.grads.items() if g is not None}
+    grads["x"] = dx.shape
+    for name in ("h_pre", "h"):  # dh and dh_pre have the shapes of what they differentiate
+        grads[name] = getattr(trace, name).shape
+    grads["y"] = trace.y.shape
+    return block, trace, grads
+
+
+def fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+# --- 1. the layer ----------------------------------------------------------------------------
+
+PLACEMENT_MODEL = {"post": "BERT base", "pre": PLAIN_MODEL}  # a published model of each kind
+
+
+def transformer_layer() -> Figure:
+    """Post-norm and pre-norm layers side by side, with the FFN's place and the residuals."""
+    fig, ax = canvas(8.2, 6.8)
+    bw, bh = 2.0, 0.46
+    order = [p for p in ("post", "pre") if p in ffn.PLACEMENTS]
+    for k, placement in enumerate(order):
+        model = ffn.get_model(PLACEMENT_MODEL[placement])
+        cx = 2.0 + 4.2 * k
+        if placement == "post":  # LN(x + F(x)) after each sublayer
+            stack = [("Attention", 1), ("Add", None), ("LayerNorm", None),
+                     ("FFN", 0), ("Add", None), ("LayerNorm", None)]
+            adds = (1, 4)
+        else:  # x + F(LN(x))
+            stack = [("LayerNorm", None), ("Attention", 1), ("Add", None),
+                     ("LayerNorm", None), ("FFN", 0), ("Add", None)]
+            adds = (2, 5)
+        ys = [1.3, 2.0, 2.7, 3.45, 4.15, 4.85]
+        # each residual leaves the main line below its sublayer and rejoins at its Add
+        branches = [(0.8, adds[0]), ((ys[2] + ys[3]) / 2, adds[1])]
+        ax.text(cx, 6.6, f"{placement}-norm", ha="center", va="center", fontsize=13,
+                fontweight="bold")
+        ax.text(cx, 6.25, f"(as in {model.name})", ha="center", va="center", fontsize=10)
+        ax.text(cx, 0.2, f"x: (n, {model.d_model})", ha="center", va="center", fontsize=11)
+        arrow(ax, (cx, 0.4), (cx, ys[0] - bh / 2))
+        for i, (name, tint) in enumerate(stack):
+            w = 0.9 if name == "Add" else bw
+            label = name
+            if name == "FFN":
+                label = f"FFN {model.d_model}{ARROW}{model.resolved_d_ff}{ARROW}{model.d_model}"
+            box(ax, cx, ys[i], w if name != "FFN" else bw + 0.5, bh, label, tint=tint,
+                bold=name == "FFN")
+            if i + 1 < len(stack):
+                arrow(ax, (cx, ys[i] + bh / 2), (cx, ys[i + 1] - bh / 2))
+        arrow(ax, (cx, ys[-1] + bh / 2), (cx, 5.55))
+        ax.text(cx, 5.75, f"to the next layer: (n, {model.d_model})", ha="center",
+                va="center", fontsize=11)
+        # residual paths: leave the main line at y0, rejoin at an Add from the right
+        for n, (y0, add) in enumerate(branches):
+            xr = cx + bw / 2 + 0.55
+            ax.plot([cx], [y0], "o", color=fg(), markersize=4)
+            line(ax, [(cx, y0), (xr, y0), (xr, ys[add])])
+            arrow(ax, (xr, ys[add]), (cx + 0.45, ys[add]))
+            if n == 0:
+                ax.text(xr + 0.12, (y0 + ys[add]) / 2, "residual", rotation=90, ha="left",
+                        va="center", fontsize=10)
+    return fig
+
+
+# --- 2. the block with every shape -----------------------------------------------------------
+
+def ffn_shapes() -> Figure:
+    """The FFN of PLAIN_MODEL: every array's shape, every parameter's shape and count."""
+    block, trace, _ = plain_run()
+    model = ffn.get_model(PLAIN_MODEL)
+    fig, ax = canvas(9.0, 4.3)
+    arrays = [("x", trace.x, 0.75), ("h_pre", trace.h_pre, 3.35), ("h", trace.h, 5.75),
+              ("y", trace.y, 8.25)]
+    ya, yw = 3.1, 1.35
+    for name, value, cx in arrays:
+        box(ax, cx, ya, 1.3, 0.72, f"{name}\n{shape(value.shape, 'n')}", tint=2 if name in (
+            "h_pre", "h") else None)
+    ops = [(2.05, "@ W1 + b1"), (4.55, block.activation.upper()), (7.0, "@ W2 + b2")]
+    for (_, _, x0), (_, _, x1), (cx, label) in zip(arrays, arrays[1:], ops, strict=False):
+        arrow(ax, (x0 + 0.65, ya), (x1 - 0.65, ya))
+        ax.text(cx, ya + 0.2, label, ha="center", va="bottom", fontsize=11)
+    params = [("W1", 1.25), ("b1", 2.85), ("W2", 6.5), ("b2", 8.1)]
+    for name, cx in params:
+        value = getattr(block, name)
+        box(ax, cx, yw, 1.45, 0.72, f"{name}  {shape(value.shape)}\n{fmt(value.size)}",
+            tint=0)
+    for cx, targets in ((2.05, ("W1", "b1")), (7.0, ("W2", "b2"))):
+        for name, px in params:
+            if name in targets:
+                arrow(ax, (px, yw + 0.36), (cx + (px - cx) * 0.25, ya - 0.05), dashed=True,
+                      tint=0)
+    total = sum(getattr(block, name).size for name, _ in params)
+    counted = ffn.count_parameters(model.d_model, model.resolved_d_ff, bias=model.bias)
+    assert total == counted == model.ffn_parameters_per_layer(), (total, counted)
+    ax.text(4.5, 0.45, f"{model.name}: {fmt(total)} parameters per layer's FFN, "
+            f"{TIMES} {model.n_layers} layers = {fmt(model.ffn_parameters())}",
+            ha="center", va="center", fontsize=11)
+    ax.text(4.5, 4.1, f"n tokens, each a row; d_model = {block.d_model}, "
+            f"d_ff = {block.d_ff}", ha="center", va="center", fontsize=11)
+    return fig
+
+
+# --- 3. expand, then contract, to scale ------------------------------------------------------
+
+def expand_contract() -> Figure:
+    """Bars of height proportional to the widths: d_model, d_ff, d_model, for two models."""
+    names = (PLAIN_MODEL, GATED_MODEL)
+    fig, ax = canvas(9.0, 4.6)
+    full = 3.4  # inches of bar for each model's d_ff
+    for k, name in enumerate(names):
+        model = ffn.get_model(name)
+        d_model, d_ff = model.d_model, model.resolved_d_ff
+        unit = full / d_ff
+        x0 = 0.35 + 4.6 * k
+        base = 0.55
+        xs = (x0 + 0.5, x0 + 1.95, x0 + 3.4)
+        heights = (d_model * unit, d_ff * unit, d_model * unit)
+        bar_w = 0.32
+        tints = (0, 2, 0)
+        for cx, h, t in zip(xs, heights, tints, strict=True):
+            mid = base + full / 2
+            ax.add_patch(Rectangle((cx - bar_w / 2, mid - h / 2), bar_w, h, facecolor=color(t),
+                                   alpha=0.55, edgecolor=color(t)))
+        mid = base + full / 2
+        for (ca, ha), (cb, hb) in (((xs[0], heights[0]), (xs[1], heights[1])),
+                                   ((xs[1], heights[1]), (xs[2], heights[2]))):
+            ax.add_patch(Polygon([(ca + bar_w / 2, mid - ha / 2), (cb - bar_w / 2, mid - hb / 2),
+                                  (cb - bar_w / 2, mid + hb / 2), (ca + bar_w / 2, mid + ha / 2)],
+                                 closed=True, facecolor=fg(), alpha=0.08, edgecolor="none"))
+        ax.text(xs[0], mid - heights[0] / 2 - 0.12, f"x\n{d_model}", ha="center", va="top",
+                fontsize=11)
+        ax.text(xs[1], base - 0.12, f"h\n{d_ff}", ha="center", va="top", fontsize=11)
+        ax.text(xs[2], mid - heights[2] / 2 - 0.12, f"y\n{d_model}", ha="center", va="top",
+                fontsize=11)
+        ratio = d_ff / d_model
+        matrices = "W and V expand" if model.gated else "W1 expands"
+        ax.text((xs[0] + xs[1]) / 2, mid + full / 2 + 0.12,
+                f"{matrices}\n{TIMES} {ratio:.4g}", ha="center", va="bottom", fontsize=10)
+        ax.text((xs[1] + xs[2]) / 2, mid + full / 2 + 0.12,
+                f"W2 contracts\n{TIMES} 1/{ratio:.4g}", ha="center", va="bottom", fontsize=10)
+        ax.text(xs[1], mid + full / 2 + 0.85, name, ha="center", va="bottom", fontsize=12,
+                fontweight="bold")
+    return fig
+
+
+# --- 4. keys and values ----------------------------------------------------------------------
+
+KV_D_MODEL, KV_D_FF, KV_SEED, KV_TOKEN_SEED = 4, 6, 0, 3
+
+
+@functools.cache
+def kv_run() -> tuple[ffn.FeedForward, ffn.FeedForwardTrace]:
+    """A small real ReLU block and one token, for the key-value picture."""
+    block = ffn.FeedForward.random(KV_D_MODEL, KV_D_FF, activation="relu", seed=KV_SEED)
+    x = np.random.default_rng(KV_TOKEN_SEED).standard_normal(KV_D_MODEL)
+    return block, block.forward_trace(x)
+
+
+def cells(ax: Axes, x0: float, cy: float, values: np.ndarray, w: float = 0.5,
+          h: float = 0.36) -> None:
+    """A row of cells holding `values` (2 decimals), tinted by sign and size."""
+    top = float(np.abs(values).max()) or 1.0
+    for j, v in enumerate(values):
+        t = 0 if v >= 0 else 1
+        ax.add_patch(Rectangle((x0 + j * w, cy - h / 2), w, h, facecolor=color(t),
+                               alpha=0.08 + 0.35 * abs(float(v)) / top, edgecolor="none"))
+        ax.add_patch(Rectangle((x0 + j * w, cy - h / 2), w, h, facecolor="none",
+                               edgecolor=fg(), linewidth=0.6))
+        ax.text(x0 + (j + 0.5) * w, cy, f"{float(v):.2f}".replace("-", MINUS), ha="center",
+                va="center", fontsize=9)
+
+
+def key_value() -> Figure:
+    """Columns of W1 as keys, rows of W2 as values, one token's activations choosing."""
+    block, trace = kv_run()
+    W1, W2 = np.asarray(block.W1), np.asarray(block.W2)
+    h = np.asarray(trace.h)
+    d_model, d_ff = block.d_model, block.d_ff
+    row = 0.62
+    top = 0.5 + row * d_ff
+    fig, ax = canvas(9.9, top + 1.45)
+    cw = 0.45
+    kx, bx, vx, yx = 0.75, 3.5, 5.25, 7.95  # left edges: keys, h bars, values, output
+    ax.text(kx - 0.1, top + 1.05, "token x", ha="right", va="center", fontsize=10)
+    cells(ax, kx, top + 1.05, np.asarray(trace.x), cw)
+    ax.text(kx + cw * d_model / 2, top + 0.4,
+            f"keys k_i: the {d_ff} columns of\nW1 {shape(W1.shape)}, drawn as rows",
+            ha="center", va="center", fontsize=10)
+    ax.text(bx + 0.4, top + 0.4, f"h_i = relu(x {CDOT} k_i + b1_i)", ha="center",
+            va="center", fontsize=10)
+    ax.text(vx + cw * d_model / 2, top + 0.4,
+            f"values v_i: the {d_ff} rows of\nW2 {shape(W2.shape)}", ha="center",
+            va="center", fontsize=10)
+    hmax = float(h.max()) or 1.0
+    ycs = [top - 0.35 - row * i for i in range(d_ff)]
+    y_mid = (ycs[0] + ycs[-1]) / 2
+    for i, cy in enumerate(ycs):
+        ax.text(kx - 0.1, cy, f"k{i}", ha="right", va="center", fontsize=10)
+        cells(ax, kx, cy, W1[:, i], cw)
+        arrow(ax, (kx + cw * d_model + 0.05, cy), (bx - 0.52, cy), width=0.8)
+        length = 1.0 * float(h[i]) / hmax
+        ax.add_patch(Rectangle((bx, cy - 0.14), length, 0.28, facecolor=color(2),
+                               alpha=0.7, edgecolor="none"))
+        ax.plot([bx, bx], [cy - 0.2, cy + 0.2], color=fg(), linewidth=0.8)
+        ax.text(bx - 0.06, cy, f"{float(h[i]):.2f}", ha="right", va="center", fontsize=9)
+        ax.text(vx - 0.1, cy, f"v{i}", ha="right", va="center", fontsize=10)
+        cells(ax, vx, cy, W2[i], cw)
+        if h[i] > 0:
+            ax.add_patch(FancyArrowPatch((vx + cw * d_model + 0.05, cy), (yx - 0.08, y_mid),
+                                         arrowstyle="-|>", mutation_scale=10, color=color(2),
+                                         shrinkA=0, shrinkB=0,
+                                         linewidth=0.5 + 3.0 * float(h[i]) / hmax))
+    ax.text(yx + cw * d_model / 2, y_mid + 0.45, f"y = {SUM} h_i v_i + b2", ha="center",
+            va="center", fontsize=10)
+    cells(ax, yx, y_mid, np.asarray(trace.y), cw)
+    active = int(np.count_nonzero(h))
+    ax.text(yx + cw * d_model / 2, y_mid - 0.75,
+            f"{active} of {d_ff} units fire;\nonly their values are added\n"
+            f"(arrow width: h_i)", ha="center", va="center", fontsize=10)
+    return fig
+
+
+# --- 5. the backward pass --------------------------------------------------------------------
+
+def backward_graph() -> Figure:
+    """Forward row, backward row, weight gradients; dashed: which cached array each uses."""
+    block, trace, grads = plain_run()
+    fig, ax = canvas(9.6, 5.0)
+    cols = {"x": 0.7, "W1": 2.1, "h_pre": 3.6, "act": 4.95, "h": 6.3, "W2": 7.7, "y": 8.9}
+    yf, yb, yg = 3.9, 2.3, 0.7
+    bw, bh = 1.15, 0.66
+    fwd = [("x", trace.x), ("h_pre", trace.h_pre), ("h", trace.h), ("y", trace.y)]
+    ax.text(0.1, yf + 0.62, "forward (kept for backward: x, h_pre, h)", fontsize=10,
+            va="center")
+    for name, value in fwd:
+        box(ax, cols[name], yf, bw, bh, f"{name}\n{shape(value.shape, 'n')}",
+            tint=2 if name != "y" else None, size=10)
+    for name, label in (("W1", "@ W1"), ("act", block.activation.upper()), ("W2", "@ W2")):
+        box(ax, cols[name], yf, 0.8, 0.42, label, size=10)
+    chain = ["x", "W1", "h_pre", "act", "h", "W2", "y"]
+    widths = {"x": bw, "h_pre": bw, "h": bw, "y": bw, "W1": 0.8, "act": 0.8, "W2": 0.8}
+    for a, b in itertools.pairwise(chain):
+        arrow(ax, (cols[a] + widths[a] / 2, yf), (cols[b] - widths[b] / 2, yf))
+    ax.text(0.1, yb + 0.62, "backward (right to left)", fontsize=10, va="center")
+    ax.text(9.5, yf + 0.62, "dashed: what a backward step reads", fontsize=10, va="center",
+            ha="right", color=color(0))
+    back = [("x", "dx"), ("h_pre", "dh_pre"), ("h", "dh"), ("y", "dy")]
+    for name, label in back:
+        box(ax, cols[name], yb, bw, bh, f"{label}\n{shape(grads[name], 'n')}", size=10,
+            tint=1 if name != "y" else None)
+    ops = {"W1": f"@ W1{TRANSPOSE}", "act": f"{ODOT} act{PRIME}(h_pre)", "W2": f"@ W2{TRANSPOSE}"}
+    for name, label in ops.items():
+        box(ax, cols[name], yb, 1.05 if name == "act" else 0.8, 0.42, label, size=9)
+    widths_b = dict(widths, act=1.05)
+    for a, b in itertools.pairwise(chain):
+        arrow(ax, (cols[b] - widths_b[b] / 2, yb), (cols[a] + widths_b[a] / 2, yb))
+    # which kept array or weight each backward step reads
+    arrow(ax, (cols["W1"], yf - 0.21), (cols["W1"], yb + 0.21), dashed=True, tint=0)
+    arrow(ax, (cols["W2"], yf - 0.21), (cols["W2"], yb + 0.21), dashed=True, tint=0)
+    arrow(ax, (cols["h_pre"] + 0.3, yf - bh / 2), (cols["act"] - 0.2, yb + 0.21), dashed=True,
+          tint=0)
+    # weight gradients
+    gw = 1.75
+    for name, src, uses, cx in (("W1", "h_pre", "x", 2.1), ("W2", "y", "h", 7.7)):
+        d = "dh_pre" if name == "W1" else "dy"
+        box(ax, cx, yg, gw, bh, f"d{name} = {uses}{TRANSPOSE} @ {d}\n{shape(grads[name])}",
+            size=10, tint=1)
+        arrow(ax, (cols[src], yb - bh / 2), (cx + (0.45 if src == "y" else 0.6), yg + bh / 2))
+        arrow(ax, (cols[uses] + (0.25 if uses == "x" else 0.35), yf - bh / 2),
+              (cx - 0.5, yg + bh / 2), dashed=True, tint=0)
+    ax.text(4.9, yg, f"db1 = sum of dh_pre over rows {shape(grads['b1'])}\n"
+            f"db2 = sum of dy over rows {shape(grads['b2'])}", ha="center", va="center",
+            fontsize=10)
+    return fig
+
+
+# --- 6. plain and gated wiring ---------------------------------------------------------------
+
+def gated_wiring() -> Figure:
+    """The plain block and the gated block, wired side by side, with real shapes."""
+    plain = ffn.get_model(PLAIN_MODEL)
+    gated = ffn.get_model(GATED_MODEL)
+    fig, ax = canvas(9.4, 5.4)
+    # plain, left, bottom to top
+    cx = 1.9
+    p_dm, p_ff = plain.d_model, plain.resolved_d_ff
+    ax.text(cx, 5.15, f"plain ({plain.name})", ha="center", fontsize=12, fontweight="bold")
+    ax.text(cx, 0.15, f"x  (n, {p_dm})", ha="center", fontsize=11)
+    steps = [(1.0, f"@ W1 {shape((p_dm, p_ff))}", 0), (2.2, "GELU", 2),
+             (3.4, f"@ W2 {shape((p_ff, p_dm))}", 0)]
+    arrow(ax, (cx, 0.4), (cx, steps[0][0] - 0.25))
+    for (y, label, t), nxt in zip(steps, [s[0] for s in steps[1:]] + [4.6], strict=False):
+        box(ax, cx, y, 2.6, 0.5, label, tint=t)
+        arrow(ax, (cx, y + 0.25), (cx, nxt - 0.25 if nxt < 4.6 else 4.5))
+    ax.text(cx, 4.65, f"y  (n, {p_dm})", ha="center", fontsize=11)
+    n_plain = ffn.count_parameters(p_dm, p_ff, bias=plain.bias, gated=False)
+    ax.text(cx + 1.45, 2.2, f"h: (n, {p_ff})", ha="left", va="center", fontsize=10)
+    # gated, right
+    g_dm, g_ff = gated.d_model, gated.resolved_d_ff
+    gx = 6.6
+    ax.text(gx, 5.15, f"gated, SwiGLU ({gated.name})", ha="center", fontsize=12,
+            fontweight="bold")
+    ax.text(gx, 0.15, f"x  (n, {g_dm})", ha="center", fontsize=11)
+    left, right = gx - 1.45, gx + 1.45
+    line(ax, [(gx, 0.4), (gx, 0.55), (left, 0.55), (left, 0.75)])
+    line(ax, [(gx, 0.55), (right, 0.55), (right, 0.75)])
+    box(ax, left, 1.0, 2.4, 0.5, f"@ W {shape((g_dm, g_ff))}", tint=0)
+    box(ax, right, 1.0, 2.4, 0.5, f"@ V {shape((g_dm, g_ff))}", tint=0)
+    ax.text(left + 0.1, 1.6, "gate", ha="left", va="center", fontsize=10)
+    ax.text(right + 0.1, 1.6, "up", ha="left", va="center", fontsize=10)
+    arrow(ax, (left, 1.25), (left, 1.95))
+    box(ax, left, 2.2, 1.3, 0.5, "SiLU", tint=2)
+    ax.add_patch(Circle((gx, 2.9), 0.22, facecolor="none", edgecolor=fg(),
+                                    linewidth=1.2))
+    ax.text(gx, 2.9, ODOT, ha="center", va="center", fontsize=14)
+    arrow(ax, (left, 2.45), (gx - 0.22, 2.9), rad=-0.3)
+    arrow(ax, (right, 1.25), (gx + 0.22, 2.9), rad=0.3)
+    ax.text(gx + 0.35, 3.05, f"elementwise: h (n, {g_ff})", ha="left", va="bottom",
+            fontsize=10)
+    box(ax, gx, 3.75, 2.6, 0.5, f"@ W2 {shape((g_ff, g_dm))}", tint=0)
+    arrow(ax, (gx, 3.12), (gx, 3.5))
+    arrow(ax, (gx, 4.0), (gx, 4.5))
+    ax.text(gx, 4.65, f"y  (n, {g_dm})", ha="center", fontsize=11)
+    n_gated = ffn.count_parameters(g_dm, g_ff, bias=gated.bias, gated=True)
+    ax.text(cx, -0.3, f"{fmt(n_plain)} parameters (2 matrices and their biases)", ha="center",
+            fontsize=10)
+    ax.text(gx, -0.3, f"{fmt(n_gated)} parameters (3 matrices, no biases)", ha="center",
+            fontsize=10)
+    return fig
+
+
+LABELS: dict[str, dict[str, object]] = {}
+
+FIGURES = {
+    "transformer-layer": transformer_layer,
+    "ffn-shapes": ffn_shapes,
+    "expand-contract-scale": expand_contract,
+    "key-value-memory": key_value,
+    "backward-graph": backward_graph,
+    "gated-wiring": gated_wiring,
+}
