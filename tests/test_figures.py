@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import html
+import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
+
+import numpy as np
 
 BUILD = Path(__file__).resolve().parents[1] / "scripts" / "figures" / "build.py"
 spec = importlib.util.spec_from_file_location("figures_build", BUILD)
@@ -22,3 +28,73 @@ def test_committed_figures_are_current() -> None:
 
 def test_drawing_twice_gives_the_same_bytes() -> None:
     assert build.render_all() == build.render_all()
+
+
+# --- the diagrams (scripts/figures/diagrams.py, errata.py) ------------------------------------
+
+DOCS = BUILD.parents[2] / "docs"
+DIAGRAM_MODULES = ("diagrams", "errata")
+
+
+def _page_arrays(page: Path) -> dict[str, dict[str, object]]:
+    """Per '## Example N' section of `page`: every `name = np.array(<literal>)` of its python
+    blocks (first one wins) and the entries of a `published = {key: (<literal>, ...)}` dict."""
+    found_all: dict[str, dict[str, object]] = {}
+    for part in re.split(r"^## ", page.read_text(encoding="utf-8"), flags=re.M)[1:]:
+        head = part.splitlines()[0]
+        if not head.startswith("Example"):
+            continue
+        found: dict[str, object] = {}
+        fences = r"^( *)```(?:python|\{\.python[^}]*\})[^\n]*\n(.*?)^\1```"
+        for m in re.finditer(fences, part, re.M | re.S):
+            code = "\n".join(line[len(m[1]):] for line in m[2].splitlines())
+            for node in ast.walk(ast.parse(code)):
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                        and isinstance(node.targets[0], ast.Name)):
+                    continue
+                name, value = node.targets[0].id, node.value
+                if (isinstance(value, ast.Call) and ast.unparse(value.func) == "np.array"
+                        and len(value.args) == 1):
+                    found.setdefault(name, ast.literal_eval(value.args[0]))
+                elif name == "published" and isinstance(value, ast.Dict):
+                    for key, entry in zip(value.keys, value.values, strict=True):
+                        assert key is not None and isinstance(entry, ast.Tuple)
+                        found.setdefault(ast.literal_eval(key), ast.literal_eval(entry.elts[0]))
+        found_all[head.split(":")[0]] = found
+    return found_all
+
+
+def test_seed_data_is_what_the_worked_example_page_uses() -> None:
+    seed_data = importlib.import_module("_seed_data")
+    on_page = _page_arrays(DOCS / "worked-example.md")
+    for example in seed_data.EXAMPLES:
+        assert example.section in on_page, f"no '## {example.section}' on worked-example.md"
+        page = on_page[example.section]
+        for name, value in example.arrays.items():
+            assert name in page, f"{example.section}: {name!r} is no longer on the page"
+            assert np.array_equal(np.array(value), np.array(page[name])), (
+                f"{example.section}: {name!r} differs between the page and _seed_data.py")
+
+
+def _numbers(text: str) -> set[str]:
+    return set(re.findall(r"\d+(?:[.,]\d+)*", text))
+
+
+def test_diagrams_are_on_pages_and_their_alt_text_numbers_are_drawn() -> None:
+    """Each diagram is shown (light and dark) with alt text, and every number in its alt text
+    is one the diagram draws, so alt text cannot drift from what ffn computes."""
+    stems = {stem for module in DIAGRAM_MODULES
+             for stem in importlib.import_module(module).FIGURES}
+    images = [(alt, stem, dark)
+              for page in sorted(DOCS.glob("*.md"))
+              for alt, stem, dark in re.findall(r"!\[([^\]]*)\]\(figures/([\w-]+?)(-dark)?\.svg",
+                                                page.read_text(encoding="utf-8"))]
+    for stem in sorted(stems):
+        shown = [(alt, dark) for alt, s, dark in images if s == stem]
+        assert {dark for _, dark in shown} == {"", "-dark"}, f"{stem} is not shown in both themes"
+        svg = (DOCS / "figures" / f"{stem}.svg").read_text(encoding="utf-8")
+        drawn = _numbers(html.unescape(" ".join(re.findall(r"<text[^>]*>([^<]*)</text>", svg))))
+        for alt, _ in shown:
+            assert len(alt) > 40, f"{stem}: alt text too short"
+            missing = _numbers(alt) - drawn
+            assert not missing, f"{stem}: alt text numbers {sorted(missing)} are not in the figure"

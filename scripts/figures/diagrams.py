@@ -112,7 +112,7 @@ def fmt(n: int) -> str:
 
 # --- 1. the layer ----------------------------------------------------------------------------
 
-PLACEMENT_MODEL = {"post": "BERT base", "pre": PLAIN_MODEL}  # a published model of each kind
+PLACEMENT_MODEL = {"post": "Transformer base", "pre": PLAIN_MODEL}  # a published model of each
 
 
 def transformer_layer() -> Figure:
