@@ -21,6 +21,7 @@ from ffn._validate import (
     check_seed,
     describe,
 )
+from ffn.counting import _check_top_k
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 
@@ -94,9 +95,7 @@ class MixtureOfExperts(Layer):
         super().__init__(experts[0].dtype, size["d_model"], size["d_model"], "d_model", w)
         self.experts: tuple[Expert, ...] = tuple(experts)
         self.d_model, self.d_ff, self.n_experts = size["d_model"], experts[0].d_ff, len(experts)
-        self.top_k = check_positive_int(top_k, "top_k")
-        if self.top_k > self.n_experts:
-            raise ValueError(f"top_k must be at most n_experts = {self.n_experts}, got {top_k}")
+        self.top_k = _check_top_k(top_k, self.n_experts)  # 1 <= top_k <= n_experts
         self.normalize = check_bool(normalize, "normalize")
 
     @classmethod
@@ -106,7 +105,9 @@ class MixtureOfExperts(Layer):
         """A layer with a random router and experts (see ``random_weights``).
 
         Args:
-            d_model, d_ff, n_experts: positive ints.
+            d_model: model width, a positive int.
+            d_ff: each expert's hidden width, a positive int.
+            n_experts: number of experts, a positive int.
             top_k: experts per row.
             variant: None for ``FeedForward`` experts (GELU, zero biases), or one of
                 ``ffn.GATED_VARIANTS`` for ``GatedFeedForward`` experts (no biases).
@@ -160,7 +161,6 @@ class MixtureOfExperts(Layer):
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        (router,) = self._values("router")
         dy = self._grad_rows(dy)  # (N, d_model)
         x, p, chosen, weights = self._kept
         row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
@@ -182,7 +182,7 @@ class MixtureOfExperts(Layer):
         dp[row, chosen] = dweights
         dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
         self._grads = {"router": x.T @ dlogits, **grads}  # (d_model, n_experts), then experts
-        return self._unrows(dx + dlogits @ router.T)  # dL/dx: (..., d_model)
+        return self._unrows(dx + dlogits @ self._values("router")[0].T)  # dL/dx: (..., d_model)
 
     def load_balancing_loss(self, x: object) -> float:
         """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.
