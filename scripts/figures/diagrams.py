@@ -246,7 +246,7 @@ def expand_contract() -> Figure:
 
 # --- 4. keys and values ----------------------------------------------------------------------
 
-KV_D_MODEL, KV_D_FF, KV_SEED, KV_TOKEN_SEED = 4, 6, 0, 3
+KV_D_MODEL, KV_D_FF, KV_SEED, KV_TOKEN_SEED = 3, 6, 0, 3
 
 
 @functools.cache
@@ -258,7 +258,7 @@ def kv_run() -> tuple[ffn.FeedForward, ffn.FeedForwardTrace]:
 
 
 def cells(ax: Axes, x0: float, cy: float, values: np.ndarray, w: float = 0.5,
-          h: float = 0.36) -> None:
+          h: float = 0.38) -> None:
     """A row of cells holding `values` (2 decimals), tinted by sign and size."""
     top = float(np.abs(values).max()) or 1.0
     for j, v in enumerate(values):
@@ -268,7 +268,7 @@ def cells(ax: Axes, x0: float, cy: float, values: np.ndarray, w: float = 0.5,
         ax.add_patch(Rectangle((x0 + j * w, cy - h / 2), w, h, facecolor="none",
                                edgecolor=fg(), linewidth=0.6))
         ax.text(x0 + (j + 0.5) * w, cy, f"{float(v):.2f}".replace("-", MINUS), ha="center",
-                va="center", fontsize=9)
+                va="center", fontsize=10)
 
 
 def key_value() -> Figure:
@@ -277,47 +277,46 @@ def key_value() -> Figure:
     W1, W2 = np.asarray(block.W1), np.asarray(block.W2)
     h = np.asarray(trace.h)
     d_model, d_ff = block.d_model, block.d_ff
-    row = 0.62
-    top = 0.5 + row * d_ff
-    fig, ax = canvas(9.9, top + 1.45)
-    cw = 0.45
-    kx, bx, vx, yx = 0.75, 3.5, 5.25, 7.95  # left edges: keys, h bars, values, output
-    ax.text(kx - 0.1, top + 1.05, "token x", ha="right", va="center", fontsize=10)
-    cells(ax, kx, top + 1.05, np.asarray(trace.x), cw)
+    row, cw = 0.6, 0.52
+    y_out = 0.5  # the output row
+    top = y_out + 0.75 + row * d_ff
+    fig, ax = canvas(7.15, top + 1.5)
+    kx, bx, vx = 0.7, 3.15, 4.85  # left edges: keys, h bars, values
+    ax.text(kx - 0.1, top + 1.15, "token x", ha="right", va="center", fontsize=10)
+    cells(ax, kx, top + 1.15, np.asarray(trace.x), cw)
     ax.text(kx + cw * d_model / 2, top + 0.4,
-            f"keys k_i: the {d_ff} columns of\nW1 {shape(W1.shape)}, drawn as rows",
+            f"keys k_i: the {d_ff} columns\nof W1 {shape(W1.shape)}, as rows",
             ha="center", va="center", fontsize=10)
-    ax.text(bx + 0.4, top + 0.4, f"h_i = relu(x {CDOT} k_i + b1_i)", ha="center",
+    ax.text(bx + 0.45, top + 0.4, f"h_i = relu(\nx {CDOT} k_i + b1_i)", ha="center",
             va="center", fontsize=10)
     ax.text(vx + cw * d_model / 2, top + 0.4,
-            f"values v_i: the {d_ff} rows of\nW2 {shape(W2.shape)}", ha="center",
+            f"values v_i: the {d_ff}\nrows of W2 {shape(W2.shape)}", ha="center",
             va="center", fontsize=10)
     hmax = float(h.max()) or 1.0
-    ycs = [top - 0.35 - row * i for i in range(d_ff)]
-    y_mid = (ycs[0] + ycs[-1]) / 2
+    ycs = [top - 0.3 - row * i for i in range(d_ff)]
+    right = vx + cw * d_model
     for i, cy in enumerate(ycs):
         ax.text(kx - 0.1, cy, f"k{i}", ha="right", va="center", fontsize=10)
         cells(ax, kx, cy, W1[:, i], cw)
-        arrow(ax, (kx + cw * d_model + 0.05, cy), (bx - 0.52, cy), width=0.8)
+        arrow(ax, (kx + cw * d_model + 0.05, cy), (bx - 0.5, cy), width=0.8)
         length = 1.0 * float(h[i]) / hmax
         ax.add_patch(Rectangle((bx, cy - 0.14), length, 0.28, facecolor=color(2),
                                alpha=0.7, edgecolor="none"))
         ax.plot([bx, bx], [cy - 0.2, cy + 0.2], color=fg(), linewidth=0.8)
-        ax.text(bx - 0.06, cy, f"{float(h[i]):.2f}", ha="right", va="center", fontsize=9)
+        ax.text(bx - 0.06, cy, f"{float(h[i]):.2f}", ha="right", va="center", fontsize=10)
         ax.text(vx - 0.1, cy, f"v{i}", ha="right", va="center", fontsize=10)
         cells(ax, vx, cy, W2[i], cw)
-        if h[i] > 0:
-            ax.add_patch(FancyArrowPatch((vx + cw * d_model + 0.05, cy), (yx - 0.08, y_mid),
+        if h[i] > 0:  # the value goes to the output, as wide as its coefficient
+            ax.add_patch(FancyArrowPatch((right + 0.05, cy), (right + 0.05, y_out),
                                          arrowstyle="-|>", mutation_scale=10, color=color(2),
                                          shrinkA=0, shrinkB=0,
+                                         connectionstyle="arc3,rad=-0.35",
                                          linewidth=0.5 + 3.0 * float(h[i]) / hmax))
-    ax.text(yx + cw * d_model / 2, y_mid + 0.45, f"y = {SUM} h_i v_i + b2", ha="center",
-            va="center", fontsize=10)
-    cells(ax, yx, y_mid, np.asarray(trace.y), cw)
+    ax.text(vx - 0.1, y_out, f"y = {SUM} h_i v_i + b2", ha="right", va="center", fontsize=10)
+    cells(ax, vx, y_out, np.asarray(trace.y), cw)
     active = int(np.count_nonzero(h))
-    ax.text(yx + cw * d_model / 2, y_mid - 0.75,
-            f"{active} of {d_ff} units fire;\nonly their values are added\n"
-            f"(arrow width: h_i)", ha="center", va="center", fontsize=10)
+    ax.text(kx - 0.5, y_out, f"{active} of {d_ff} units fire;\nonly their values are added",
+            ha="left", va="center", fontsize=10)
     return fig
 
 
@@ -331,47 +330,47 @@ def backward_graph() -> Figure:
     yf, yb, yg = 3.9, 2.3, 0.7
     bw, bh = 1.15, 0.66
     fwd = [("x", trace.x), ("h_pre", trace.h_pre), ("h", trace.h), ("y", trace.y)]
-    ax.text(0.1, yf + 0.62, "forward (kept for backward: x, h_pre, h)", fontsize=10,
+    ax.text(0.1, yf + 0.62, "forward (kept for backward: x, h_pre, h)", fontsize=11,
             va="center")
     for name, value in fwd:
         box(ax, cols[name], yf, bw, bh, f"{name}\n{shape(value.shape, 'n')}",
-            tint=2 if name != "y" else None, size=10)
+            tint=2 if name != "y" else None, size=11)
     for name, label in (("W1", "@ W1"), ("act", block.activation.upper()), ("W2", "@ W2")):
-        box(ax, cols[name], yf, 0.8, 0.42, label, size=10)
+        box(ax, cols[name], yf, 0.8, 0.42, label, size=10.5)
     chain = ["x", "W1", "h_pre", "act", "h", "W2", "y"]
     widths = {"x": bw, "h_pre": bw, "h": bw, "y": bw, "W1": 0.8, "act": 0.8, "W2": 0.8}
     for a, b in itertools.pairwise(chain):
         arrow(ax, (cols[a] + widths[a] / 2, yf), (cols[b] - widths[b] / 2, yf))
-    ax.text(0.1, yb + 0.62, "backward (right to left)", fontsize=10, va="center")
-    ax.text(9.5, yf + 0.62, "dashed: what a backward step reads", fontsize=10, va="center",
+    ax.text(0.1, yb + 0.62, "backward (right to left)", fontsize=11, va="center")
+    ax.text(9.5, yf + 0.62, "dashed: what a backward step reads", fontsize=11, va="center",
             ha="right", color=color(0))
     back = [("x", "dx"), ("h_pre", "dh_pre"), ("h", "dh"), ("y", "dy")]
     for name, label in back:
-        box(ax, cols[name], yb, bw, bh, f"{label}\n{shape(grads[name], 'n')}", size=10,
+        box(ax, cols[name], yb, bw, bh, f"{label}\n{shape(grads[name], 'n')}", size=11,
             tint=1 if name != "y" else None)
     ops = {"W1": f"@ W1{TRANSPOSE}", "act": f"{ODOT} act{PRIME}(h_pre)", "W2": f"@ W2{TRANSPOSE}"}
     for name, label in ops.items():
-        box(ax, cols[name], yb, 1.05 if name == "act" else 0.8, 0.42, label, size=9)
-    widths_b = dict(widths, act=1.05)
+        box(ax, cols[name], yb, 1.22 if name == "act" else 0.8, 0.42, label, size=10.5)
+    widths_b = dict(widths, act=1.22)
     for a, b in itertools.pairwise(chain):
         arrow(ax, (cols[b] - widths_b[b] / 2, yb), (cols[a] + widths_b[a] / 2, yb))
     # which kept array or weight each backward step reads
     arrow(ax, (cols["W1"], yf - 0.21), (cols["W1"], yb + 0.21), dashed=True, tint=0)
     arrow(ax, (cols["W2"], yf - 0.21), (cols["W2"], yb + 0.21), dashed=True, tint=0)
-    arrow(ax, (cols["h_pre"] + 0.3, yf - bh / 2), (cols["act"] - 0.2, yb + 0.21), dashed=True,
+    arrow(ax, (cols["h_pre"] + 0.3, yf - bh / 2), (cols["act"] - 0.3, yb + 0.21), dashed=True,
           tint=0)
     # weight gradients
     gw = 1.75
     for name, src, uses, cx in (("W1", "h_pre", "x", 2.1), ("W2", "y", "h", 7.7)):
         d = "dh_pre" if name == "W1" else "dy"
         box(ax, cx, yg, gw, bh, f"d{name} = {uses}{TRANSPOSE} @ {d}\n{shape(grads[name])}",
-            size=10, tint=1)
+            size=11, tint=1)
         arrow(ax, (cols[src], yb - bh / 2), (cx + (0.45 if src == "y" else 0.6), yg + bh / 2))
         arrow(ax, (cols[uses] + (0.25 if uses == "x" else 0.35), yf - bh / 2),
               (cx - 0.5, yg + bh / 2), dashed=True, tint=0)
     ax.text(4.9, yg, f"db1 = sum of dh_pre over rows {shape(grads['b1'])}\n"
             f"db2 = sum of dy over rows {shape(grads['b2'])}", ha="center", va="center",
-            fontsize=10)
+            fontsize=11)
     return fig
 
 
@@ -395,7 +394,7 @@ def gated_wiring() -> Figure:
         arrow(ax, (cx, y + 0.25), (cx, nxt - 0.25 if nxt < 4.6 else 4.5))
     ax.text(cx, 4.65, f"y  (n, {p_dm})", ha="center", fontsize=11)
     n_plain = ffn.count_parameters(p_dm, p_ff, bias=plain.bias, gated=False)
-    ax.text(cx + 1.45, 2.2, f"h: (n, {p_ff})", ha="left", va="center", fontsize=10)
+    ax.text(cx + 1.45, 2.2, f"h: (n, {p_ff})", ha="left", va="center", fontsize=11)
     # gated, right
     g_dm, g_ff = gated.d_model, gated.resolved_d_ff
     gx = 6.6
@@ -407,8 +406,8 @@ def gated_wiring() -> Figure:
     line(ax, [(gx, 0.55), (right, 0.55), (right, 0.75)])
     box(ax, left, 1.0, 2.4, 0.5, f"@ W {shape((g_dm, g_ff))}", tint=0)
     box(ax, right, 1.0, 2.4, 0.5, f"@ V {shape((g_dm, g_ff))}", tint=0)
-    ax.text(left + 0.1, 1.6, "gate", ha="left", va="center", fontsize=10)
-    ax.text(right + 0.1, 1.6, "up", ha="left", va="center", fontsize=10)
+    ax.text(left + 0.1, 1.6, "gate", ha="left", va="center", fontsize=11)
+    ax.text(right + 0.1, 1.6, "up", ha="left", va="center", fontsize=11)
     arrow(ax, (left, 1.25), (left, 1.95))
     box(ax, left, 2.2, 1.3, 0.5, "SiLU", tint=2)
     ax.add_patch(Circle((gx, 2.9), 0.22, facecolor="none", edgecolor=fg(),
@@ -417,16 +416,16 @@ def gated_wiring() -> Figure:
     arrow(ax, (left, 2.45), (gx - 0.22, 2.9), rad=-0.3)
     arrow(ax, (right, 1.25), (gx + 0.22, 2.9), rad=0.3)
     ax.text(gx + 0.35, 3.05, f"elementwise: h (n, {g_ff})", ha="left", va="bottom",
-            fontsize=10)
+            fontsize=11)
     box(ax, gx, 3.75, 2.6, 0.5, f"@ W2 {shape((g_ff, g_dm))}", tint=0)
     arrow(ax, (gx, 3.12), (gx, 3.5))
     arrow(ax, (gx, 4.0), (gx, 4.5))
     ax.text(gx, 4.65, f"y  (n, {g_dm})", ha="center", fontsize=11)
     n_gated = ffn.count_parameters(g_dm, g_ff, bias=gated.bias, gated=True)
     ax.text(cx, -0.3, f"{fmt(n_plain)} parameters (2 matrices and their biases)", ha="center",
-            fontsize=10)
+            fontsize=11)
     ax.text(gx, -0.3, f"{fmt(n_gated)} parameters (3 matrices, no biases)", ha="center",
-            fontsize=10)
+            fontsize=11)
     return fig
 
 

@@ -57,17 +57,16 @@ def grid(ax: Axes, x0: float, top: float, values: np.ndarray, places: int, cw: f
         if tint is not None:
             ax.add_patch(Rectangle((x, y), cw, ch, facecolor=color(tint), alpha=0.28,
                                    edgecolor="none"))
-        ax.add_patch(Rectangle((x, y), cw, ch, facecolor="none", linewidth=0.6,
-                               edgecolor=fg() if tint is None else color(tint)))
-        if tint is not None:
-            ax.add_patch(Rectangle((x + 0.02, y + 0.02), cw - 0.04, ch - 0.04, facecolor="none",
-                                   linewidth=1.4, edgecolor=color(tint),
-                                   linestyle="--" if tint == SMALL else "-"))
+        ax.add_patch(Rectangle((x, y), cw, ch, facecolor="none", linewidth=0.6, edgecolor=fg()))
+        if tint is not None:  # drawn over the plain edge, so a neighbour cannot hide it
+            ax.add_patch(Rectangle((x + 0.015, y + 0.015), cw - 0.03, ch - 0.03,
+                                   facecolor="none", linewidth=1.5, edgecolor=color(tint),
+                                   linestyle=(0, (3, 2)) if tint == SMALL else "-"))
         note = notes.get((i, j))
-        ax.text(x + cw / 2, y + ch * (0.64 if note else 0.5), number(float(v), places),
+        ax.text(x + cw / 2, y + ch * (0.66 if note else 0.5), number(float(v), places),
                 ha="center", va="center", fontsize=9.5)
         if note:
-            ax.text(x + cw / 2, y + ch * 0.27, note, ha="center", va="center", fontsize=8.5)
+            ax.text(x + cw / 2, y + ch * 0.27, note, ha="center", va="center", fontsize=8)
 
 
 def errata(example: Example) -> Figure:
@@ -80,12 +79,13 @@ def errata(example: Example) -> Figure:
                        wrong_entries(printed, computed, stage.decimals)))
     cols = max(p.shape[1] for _, p, _, _ in stages)
     side = cols <= 6  # published and computed side by side, else one above the other
-    cw, ch, gap, label_w = 0.72, 0.5, 0.55, 0.35
-    width = label_w + (2 if side else 1) * cols * cw + (gap if side else 0) + 0.1
-    width = max(width, 7.8)
+    # Narrower than the page's text column, so the SVG shows at its own size (1 pt = 1.33 px)
+    cw, ch, gap, label_w = (0.64, 0.48, 0.4, 0.35) if side else (0.66, 0.48, 0.0, 0.35)
+    width = label_w + (2 if side else 1) * cols * cw + gap + 0.1
+    width = max(width, 5.0)
     heights = [(0.75 + p.shape[0] * ch if side else 1.05 + 2 * p.shape[0] * ch) + 0.2
                for _, p, _, _ in stages]
-    height = 0.95 + sum(heights)
+    height = 1.45 + sum(heights)
     fig = Figure(figsize=(width, height))
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.set_xlim(0.0, width)
@@ -95,18 +95,17 @@ def errata(example: Example) -> Figure:
     x_pub, x_cmp = label_w, label_w + cols * cw + gap if side else label_w
     n_wrong = sum(len(w) for *_, w in stages)
     n_printed = sum(p.size for _, p, _, _ in stages)
-    ax.text(width / 2, height - 0.3, f"{example.title}: {n_wrong} of {n_printed} printed "
-            "values wrong", ha="center", va="center", fontsize=11, fontweight="bold")
+    ax.text(x_pub, height - 0.3, f"{example.title}:\n{n_wrong} of {n_printed} printed "
+            "values wrong", ha="left", va="center", fontsize=11, fontweight="bold")
     legend = [(BIG, "-", "off by more than one unit in the last place"),
               (SMALL, "--", "off by more than half a unit, at most one")]
-    lx = 0.1
-    for tint, style, text in legend:
-        ax.add_patch(Rectangle((lx, height - 0.78), 0.28, 0.2, facecolor=color(tint),
+    for k, (tint, style, text) in enumerate(legend):
+        ly = height - 0.88 - 0.3 * k
+        ax.add_patch(Rectangle((x_pub, ly - 0.1), 0.28, 0.2, facecolor=color(tint),
                                alpha=0.28, edgecolor=color(tint), linestyle=style,
                                linewidth=1.2))
-        ax.text(lx + 0.36, height - 0.68, text, ha="left", va="center", fontsize=9)
-        lx += 0.5 + 0.062 * len(text)
-    top = height - 0.95
+        ax.text(x_pub + 0.36, ly, text, ha="left", va="center", fontsize=9)
+    top = height - 1.45
     for (stage, printed, computed, wrong), h in zip(stages, heights, strict=True):
         big = sum(wrong.values())
         head = (f"{stage.label}: {len(wrong)} of {printed.size} wrong"
