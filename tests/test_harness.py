@@ -10,18 +10,17 @@ import pytest
 ARGS = ["-p", "tests.harness.plugin", "--markdown-docs", "--markdown-docs-syntax=superfences",
         "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
-GOOD = textwrap.dedent('''\
-    # A page
 
-    ```python
-    x = 0.5
-    print(f"{x * 2:.3f}")
-    ```
+def titled_page(code: str, output: str, rest: str) -> str:
+    """A page "# A page": a python block of ``code``, its ``output`` fence, then ``rest``.
 
-    ```text
-    1.000
-    ```
+    ``rest`` is dedented; the fence of ``code`` is at line 3, so ``code`` starts at line 4.
+    """
+    head = f"# A page\n\n```python\n{code}\n```\n\n```text\n{output}\n```\n\n"
+    return head + textwrap.dedent(rest)
 
+
+GOOD = titled_page('x = 0.5\nprint(f"{x * 2:.3f}")', "1.000", '''\
     Twice x is 1.000<!--= {x * 2:.3f} --> and x is 0.5<!--= {x} -->.
 
     ```{.python continuation}

@@ -12,22 +12,11 @@ import textwrap
 import pytest
 
 from tests.harness import optional
-from tests.test_harness import ARGS, run
+from tests.test_harness import ARGS, run, titled_page
 
 # A numpy block, its PyTorch tab continuing it, then a numpy block continuing the chain. The
 # torch block defines `t_only` and rebinds `x`; neither may reach the numpy block after it.
-PAGE = textwrap.dedent('''\
-    # A page
-
-    ```python
-    x = 2.0
-    print(f"{x:.1f}")
-    ```
-
-    ```text
-    2.0
-    ```
-
+PAGE = titled_page('x = 2.0\nprint(f"{x:.1f}")', "2.0", '''\
     === "numpy (ffn)"
 
         ```{.python continuation}
