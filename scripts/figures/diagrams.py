@@ -206,15 +206,15 @@ def ffn_shapes() -> Figure:
 def expand_contract() -> Figure:
     """Bars of height proportional to the widths: d_model, d_ff, d_model, for two models."""
     names = (PLAIN_MODEL, GATED_MODEL)
-    fig, ax = canvas(9.0, 4.6)
-    full = 3.4  # inches of bar for each model's d_ff
+    fig, ax = canvas(7.2, 5.0)
+    full = 3.0  # inches of bar for each model's d_ff
     for k, name in enumerate(names):
         model = ffn.get_model(name)
         d_model, d_ff = model.d_model, model.resolved_d_ff
         unit = full / d_ff
-        x0 = 0.35 + 4.6 * k
-        base = 0.55
-        xs = (x0 + 0.5, x0 + 1.95, x0 + 3.4)
+        x0 = 0.15 + 3.6 * k
+        base = 0.95
+        xs = (x0 + 0.45, x0 + 1.65, x0 + 2.85)
         heights = (d_model * unit, d_ff * unit, d_model * unit)
         bar_w = 0.32
         tints = (0, 2, 0)
@@ -229,18 +229,20 @@ def expand_contract() -> Figure:
                                   (cb - bar_w / 2, mid + hb / 2), (ca + bar_w / 2, mid + ha / 2)],
                                  closed=True, facecolor=fg(), alpha=0.08, edgecolor="none"))
         ax.text(xs[0], mid - heights[0] / 2 - 0.12, f"x\n{d_model}", ha="center", va="top",
-                fontsize=11)
-        ax.text(xs[1], base - 0.12, f"h\n{d_ff}", ha="center", va="top", fontsize=11)
+                fontsize=12)
+        ax.text(xs[1], base - 0.12, f"h\n{d_ff}", ha="center", va="top", fontsize=12)
         ax.text(xs[2], mid - heights[2] / 2 - 0.12, f"y\n{d_model}", ha="center", va="top",
-                fontsize=11)
+                fontsize=12)
         ratio = d_ff / d_model
-        matrices = "W and V expand" if model.gated else "W1 expands"
+        matrices = "W, V expand" if model.gated else "W1 expands"
         ax.text((xs[0] + xs[1]) / 2, mid + full / 2 + 0.12,
-                f"{matrices}\n{TIMES} {ratio:.4g}", ha="center", va="bottom", fontsize=10)
+                f"{matrices}\n{TIMES} {ratio:.4g}", ha="center", va="bottom", fontsize=11)
         ax.text((xs[1] + xs[2]) / 2, mid + full / 2 + 0.12,
-                f"W2 contracts\n{TIMES} 1/{ratio:.4g}", ha="center", va="bottom", fontsize=10)
-        ax.text(xs[1], mid + full / 2 + 0.85, name, ha="center", va="bottom", fontsize=12,
+                f"W2 contracts\n{TIMES} 1/{ratio:.4g}", ha="center", va="bottom", fontsize=11)
+        ax.text(xs[1], mid + full / 2 + 0.7, name, ha="center", va="bottom", fontsize=12,
                 fontweight="bold")
+    ax.text(3.6, 0.1, "bar heights proportional to the widths, each model to its own scale",
+            ha="center", va="bottom", fontsize=10)
     return fig
 
 
