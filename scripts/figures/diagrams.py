@@ -169,23 +169,23 @@ def ffn_shapes() -> Figure:
     """The FFN of PLAIN_MODEL: every array's shape, every parameter's shape and count."""
     block, trace, _ = plain_run()
     model = ffn.get_model(PLAIN_MODEL)
-    fig, ax = canvas(9.0, 4.3)
-    arrays = [("x", trace.x, 0.75), ("h_pre", trace.h_pre, 3.35), ("h", trace.h, 5.75),
-              ("y", trace.y, 8.25)]
+    fig, ax = canvas(7.3, 4.3)
+    arrays = [("x", trace.x, 0.65), ("h_pre", trace.h_pre, 2.75), ("h", trace.h, 4.55),
+              ("y", trace.y, 6.65)]
     ya, yw = 3.1, 1.35
     for name, value, cx in arrays:
-        box(ax, cx, ya, 1.3, 0.72, f"{name}\n{shape(value.shape, 'n')}", tint=2 if name in (
+        box(ax, cx, ya, 1.2, 0.72, f"{name}\n{shape(value.shape, 'n')}", tint=2 if name in (
             "h_pre", "h") else None)
-    ops = [(2.05, "@ W1 + b1"), (4.55, block.activation.upper()), (7.0, "@ W2 + b2")]
+    ops = [(1.7, "@ W1\n+ b1"), (3.65, block.activation.upper()), (5.6, "@ W2\n+ b2")]
     for (_, _, x0), (_, _, x1), (cx, label) in zip(arrays, arrays[1:], ops, strict=False):
-        arrow(ax, (x0 + 0.65, ya), (x1 - 0.65, ya))
-        ax.text(cx, ya + 0.2, label, ha="center", va="bottom", fontsize=11)
-    params = [("W1", 1.25), ("b1", 2.85), ("W2", 6.5), ("b2", 8.1)]
+        arrow(ax, (x0 + 0.6, ya), (x1 - 0.6, ya))
+        ax.text(cx, ya + 0.08, label, ha="center", va="bottom", fontsize=11)
+    params = [("W1", 0.85), ("b1", 2.35), ("W2", 4.95), ("b2", 6.45)]
     for name, cx in params:
         value = getattr(block, name)
-        box(ax, cx, yw, 1.45, 0.72, f"{name}  {shape(value.shape)}\n{fmt(value.size)}",
+        box(ax, cx, yw, 1.4, 0.72, f"{name}  {shape(value.shape)}\n{fmt(value.size)}",
             tint=0)
-    for cx, targets in ((2.05, ("W1", "b1")), (7.0, ("W2", "b2"))):
+    for cx, targets in ((1.7, ("W1", "b1")), (5.6, ("W2", "b2"))):
         for name, px in params:
             if name in targets:
                 arrow(ax, (px, yw + 0.36), (cx + (px - cx) * 0.25, ya - 0.05), dashed=True,
@@ -193,10 +193,10 @@ def ffn_shapes() -> Figure:
     total = sum(getattr(block, name).size for name, _ in params)
     counted = ffn.count_parameters(model.d_model, model.resolved_d_ff, bias=model.bias)
     assert total == counted == model.ffn_parameters_per_layer(), (total, counted)
-    ax.text(4.5, 0.45, f"{model.name}: {fmt(total)} parameters per layer's FFN, "
+    ax.text(3.65, 0.45, f"{model.name}: {fmt(total)} parameters per layer's FFN, "
             f"{TIMES} {model.n_layers} layers = {fmt(model.ffn_parameters())}",
             ha="center", va="center", fontsize=11)
-    ax.text(4.5, 4.1, f"n tokens, each a row; d_model = {block.d_model}, "
+    ax.text(3.65, 4.1, f"n tokens, each a row; d_model = {block.d_model}, "
             f"d_ff = {block.d_ff}", ha="center", va="center", fontsize=11)
     return fig
 
