@@ -8,7 +8,8 @@
    they stay unique, and a link to a page of the book, or to a heading in one, becomes a link
    to its section or heading on the print page; other links (files, the site's assets) are
    made relative to `print/`. Collapsed solutions (`<details>`) are opened, the edit and
-   download buttons dropped; every figure gets a numbered caption from its alt text.
+   download buttons dropped; every figure gets a numbered caption from its alt text. A list of
+   contents, linking each section, comes first. The page is left out of the search index.
 2. `ffn-by-the-numbers.pdf` (linked from the home page) is that page printed by Chromium
    (`/usr/bin/chromium --headless --print-to-pdf`, A4, light scheme: docs/stylesheets/print.css
    hides dark-only figures and the site's chrome). Chromium turns the page's `#` links into
@@ -45,6 +46,8 @@ PDF_NAME = "ffn-by-the-numbers.pdf"
 CHROMIUM = os.environ.get("FFN_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT = 180  # seconds for Chromium to print the book (~10 s on an idle machine)
 _STUB = """---
+search:
+  exclude: true
 description: "The whole of FFN by the Numbers on one page, every chapter in reading order, \
 to print or to read offline; the PDF is made from it."
 ---
@@ -121,7 +124,8 @@ def _chapter(text: str, page_url: str, slugs: dict[str, str], figures: list[int]
         return f'{attr}="{html.escape(relative + rest)}"'
 
     body = _URL_ATTR.sub(url, body)
-    body = body.replace("<details", "<details open")
+    # Solutions open; mkdocstrings' "Source code" stays shut (the API page shows it so too).
+    body = re.sub(r"<details(?![^>]*mkdocstrings-source)", "<details open", body)
 
     def caption(m: re.Match[str]) -> str:
         tag = m.group(0)
@@ -143,10 +147,13 @@ def on_post_build(config: MkDocsConfig) -> None:
     pages = [(url, dest) for url, dest in _state["pages"] if dest != "print/index.html"]
     slugs = {url: _slug(url) for url, _ in pages}
     figures = [0]
-    chapters, sheets = [], []
+    chapters, sheets, contents = [], [], []
     for url, dest in pages:
         built = (site / dest).read_text(encoding="utf-8")
         chapters.append(_chapter(built, url, slugs, figures))
+        title = re.search(r"<h1[^>]*>(.*?)</h1>", chapters[-1], re.S)
+        name = re.sub(r"<[^>]+>|¶", "", title.group(1)).strip() if title else url
+        contents.append(f'<li><a href="#{slugs[url]}">{name}</a></li>')
         for href in _STYLESHEET.findall(built):  # notebook pages' JupyterLab stylesheet
             path = posixpath.normpath(posixpath.join("/" + url, href))
             relative = posixpath.relpath(path, "/print")
@@ -155,7 +162,14 @@ def on_post_build(config: MkDocsConfig) -> None:
     match = _ARTICLE.search(text)
     assert match is not None
     stub = re.sub(r"<p>\(The pages of the book.*?</p>", "", match.group(2), flags=re.S)
-    text = (text[: match.start(2)] + stub + "\n".join(chapters) + text[match.end(2):])
+    toc = f'<nav class="print-contents" aria-label="Contents"><ol>{"".join(contents)}</ol></nav>'
+    # The chapters follow the page's <article> (which keeps the title and the contents) in a
+    # block of their own: what the browser tests read as a page's own text (its article) stays
+    # the print page's, not copies of every chapter's.
+    book = ('<div class="md-content__inner md-typeset print-book">\n<!-- book -->\n'
+            + "\n".join(chapters) + "\n<!-- /book -->\n</div>")
+    text = (text[: match.start(2)] + stub + toc + text[match.end(2):match.end(3)] + book
+            + text[match.end(3):])
     links = "".join(f'<link rel="stylesheet" href="{href}">' for href in sheets)
     text = text.replace("</head>", links + "</head>", 1)
     print_page.write_text(text, encoding="utf-8")
