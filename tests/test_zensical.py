@@ -94,7 +94,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project / "site"
 
 
-_SOURCE_VIEW = re.compile(r'<details class="quote">\s*<summary>Source code in.*?</details>', re.S)
+_SOURCE_VIEW = re.compile(r'<details class="[\w-]+">\s*<summary>Source code in.*?</details>', re.S)
 
 
 def _chapters() -> list[tuple[Path, str]]:
