@@ -99,9 +99,9 @@ class Layer:
         assert self._lead is not None  # set by _keep before any caller gets here
         return rows.reshape(*self._lead, rows.shape[-1])
 
-    def _kept_views(self) -> list[FloatArray]:
-        """Read-only views of the kept arrays, shaped like the last input, for a trace."""
-        views = [self._unrows(a).view() for a in self._kept]
+    def _kept_views(self, *arrays: FloatArray) -> list[FloatArray]:
+        """Read-only views of rows (the kept arrays by default), shaped like the last input."""
+        views = [self._unrows(a).view() for a in arrays or self._kept]
         for view in views:
             view.flags.writeable = False  # backward will use them
         return views

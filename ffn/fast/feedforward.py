@@ -106,10 +106,8 @@ class FeedForward(reference.FeedForward):
         b1 = self._params["b1"]
         with np.errstate(over="ignore", invalid="ignore"):  # as in forward
             h_pre = xW1 if b1 is None else xW1 + b1  # (N, d_ff)
-        views = [self._unrows(a).view() for a in (x2, h_pre, h)]
-        for view in views:
-            view.flags.writeable = False
-        return reference.FeedForwardTrace(x=views[0], h_pre=views[1], h=views[2], y=y)
+        x_v, h_pre_v, h_v = self._kept_views(x2, h_pre, h)
+        return reference.FeedForwardTrace(x=x_v, h_pre=h_pre_v, h=h_v, y=y)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:

@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display; must come before pyplot is imported
 import matplotlib.pyplot as plt
 from cycler import cycler
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 Draw = Callable[[], Figure]
@@ -68,3 +69,27 @@ def render(draw: Draw, theme: Theme) -> bytes:
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
         plt.close(fig)
     return buf.getvalue()
+
+
+# Helpers of the diagram modules (diagrams.py, errata.py), drawn under a theme's rcParams.
+
+
+def fg() -> str:
+    """The theme's text colour."""
+    return str(matplotlib.rcParams["text.color"])
+
+
+def color(i: int) -> str:
+    """The theme's i-th line colour."""
+    return str(matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][i])
+
+
+def canvas(width: float, height: float) -> tuple[Figure, Axes]:
+    """A figure whose data coordinates are inches, with no axes drawn."""
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlim(0.0, width)
+    ax.set_ylim(0.0, height)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig, ax

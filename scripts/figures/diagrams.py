@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import itertools
 
-import matplotlib as mpl
 import numpy as np
+from _common import canvas, color, fg
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
@@ -29,25 +29,6 @@ N_TOKENS = 5  # tokens pushed through the real block whose shapes label the diag
 
 
 # --- drawing helpers -------------------------------------------------------------------------
-
-def fg() -> str:
-    return str(mpl.rcParams["text.color"])
-
-
-def color(i: int) -> str:
-    return str(mpl.rcParams["axes.prop_cycle"].by_key()["color"][i])
-
-
-def canvas(width: float, height: float) -> tuple[Figure, Axes]:
-    """A figure whose data coordinates are inches, with no axes drawn."""
-    fig = Figure(figsize=(width, height))
-    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-    ax.set_xlim(0.0, width)
-    ax.set_ylim(0.0, height)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    return fig, ax
-
 
 def box(ax: Axes, cx: float, cy: float, w: float, h: float, text: str, tint: int | None = None,
         size: float = 11, dashed: bool = False, bold: bool = False) -> None:

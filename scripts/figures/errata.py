@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import matplotlib as mpl
 import numpy as np
+from _common import canvas, color, fg
 from _seed_data import EXAMPLES, Example
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -22,14 +22,6 @@ import ffn
 
 MINUS = "\u2212"
 BIG, SMALL, FIXED = 1, 4, 2  # theme colours: wrong by more than a unit, by at most one, right
-
-
-def fg() -> str:
-    return str(mpl.rcParams["text.color"])
-
-
-def color(i: int) -> str:
-    return str(mpl.rcParams["axes.prop_cycle"].by_key()["color"][i])
 
 
 def signed(v: float, places: int) -> str:
@@ -86,12 +78,7 @@ def errata(example: Example) -> Figure:
     heights = [(0.75 + p.shape[0] * ch if side else 1.05 + 2 * p.shape[0] * ch) + 0.2
                for _, p, _, _ in stages]
     height = 1.45 + sum(heights)
-    fig = Figure(figsize=(width, height))
-    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-    ax.set_xlim(0.0, width)
-    ax.set_ylim(0.0, height)
-    ax.set_aspect("equal")
-    ax.axis("off")
+    fig, ax = canvas(width, height)
     x_pub, x_cmp = label_w, label_w + cols * cw + gap if side else label_w
     n_wrong = sum(len(w) for *_, w in stages)
     n_printed = sum(p.size for _, p, _, _ in stages)
