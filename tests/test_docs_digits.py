@@ -14,6 +14,7 @@ the same block of rounds 1 and 2's copies, which pages.load parsed like any othe
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 from pathlib import Path
@@ -73,6 +74,11 @@ def mutate(page: pages.Page, rng: random.Random) -> tuple[list[str], list[int]]:
         changed.append(n + 1)
     return lines, changed
 
+
+# torch too, where it is installed, for the same reason as ffn above: pytester drops what a run
+# imported, and importing torch's C code a second time in one process crashes it.
+with contextlib.suppress(ImportError):
+    import torch  # noqa: F401
 
 SEEDS = (0, 1, 2)
 
