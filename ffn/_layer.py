@@ -1,9 +1,8 @@
 """What every layer shares, so each layer class keeps only its math.
 
-A layer owns read-only copies of its parameters and of its last input, so the gradients of a
-``backward`` are always those of the forward pass that ran, whatever the caller changes later.
-A layer holds one pass at a time: ``backward`` uses the most recent ``forward``. Do not share
-one layer between threads that run passes at the same time; give each thread its own.
+A layer owns read-only copies of its parameters and of its last input, so a ``backward`` gives
+the gradients of the forward that ran. A layer holds one pass at a time (``backward`` follows
+the latest ``forward``): give each thread its own.
 """
 
 from __future__ import annotations
@@ -15,7 +14,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ffn._validate import FloatArray, check_dy, check_float_dtype, check_input, check_seed
+from ffn import _validate as check
+from ffn._validate import FloatArray
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,13 +33,10 @@ def readonly_copy(array: FloatArray) -> FloatArray:
 
 
 def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> list[FloatArray]:
-    """Normal weights with std ``1 / sqrt(fan_in)``, drawn in float64 in order, then rounded.
-
-    The fan-in is a matrix's first axis, so activations keep about unit scale layer to layer.
-    """
-    rng = np.random.default_rng(check_seed(seed))
+    """Normal weights with std ``1 / sqrt(fan_in)``, drawn in float64 in order, then rounded."""
+    rng = np.random.default_rng(check.seed(seed))
     drawn = [rng.standard_normal(shape) / math.sqrt(shape[0]) for shape in shapes]
-    return [w.astype(check_float_dtype(dtype)) for w in drawn]
+    return [w.astype(check.float_dtype(dtype)) for w in drawn]
 
 
 class Layer:
@@ -74,8 +71,7 @@ class Layer:
         """Gradients of the last ``backward``, one per parameter (None for an absent bias)."""
         return self._grads
 
-    def __call__(self, *args: Any, **kwargs: Any) -> FloatArray:
-        """Same as ``forward``."""
+    def __call__(self, *args: Any, **kwargs: Any) -> FloatArray:  # layer(x) is layer.forward(x)
         return self.forward(*args, **kwargs)  # type: ignore[no-any-return, attr-defined]
 
     def _values(self, *names: str) -> list[FloatArray]:
@@ -86,7 +82,7 @@ class Layer:
     def _rows(self, x: object) -> FloatArray:
         """A copy of ``x`` as rows ``(N, d_in)`` in the layer's dtype; forgets the last pass."""
         self._lead = None  # a forward that fails leaves nothing for backward
-        array = check_input(x, self._dtype, self._d_in, self._in_name)
+        array = check.layer_input(x, self._dtype, self._d_in, self._in_name)
         self._next_lead = array.shape[:-1]
         return np.array(array.reshape(math.prod(self._next_lead), self._d_in))  # (N, d_in)
 
@@ -109,7 +105,7 @@ class Layer:
     def _grad_rows(self, dy: object) -> FloatArray:
         """``dy`` as rows ``(N, d_out)``, checked against the last forward's output."""
         out_shape = None if self._lead is None else (*self._lead, self._d_out)
-        return check_dy(dy, out_shape, self._dtype, self._caller).reshape(-1, self._d_out)
+        return check.output_grad(dy, out_shape, self._dtype, self._caller).reshape(-1, self._d_out)
 
     def _set_grads(self, **grads: FloatArray) -> None:
         """Store the gradients; an absent parameter's gradient is None."""

@@ -19,7 +19,7 @@ def describe(value: object) -> str:
     return f"{type(value).__name__} {shown!r}"
 
 
-def as_float_array(value: object, name: str) -> FloatArray:
+def float_array(value: object, name: str) -> FloatArray:
     """``value`` as a native float32/float64 array (bool, int, float16 become float64)."""
     if value is None:
         raise TypeError(f"{name} must be a real numeric array, got None")
@@ -39,7 +39,7 @@ def as_float_array(value: object, name: str) -> FloatArray:
     raise TypeError(f"{name} must be a real numeric array, got dtype {array.dtype}")
 
 
-def check_float_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype[np.floating[Any]]:
+def float_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype[np.floating[Any]]:
     """``np.dtype(dtype)`` if it is float32 or float64, else TypeError."""
     try:
         resolved: np.dtype[Any] = np.dtype(dtype)
@@ -50,7 +50,7 @@ def check_float_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype[np.floa
     return resolved.newbyteorder("=")
 
 
-def check_positive_int(value: object, name: str) -> int:
+def positive_int(value: object, name: str) -> int:
     """``value`` as an int if it is a positive integer; a bool is refused (``True`` as a width)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {describe(value)}")
@@ -59,37 +59,39 @@ def check_positive_int(value: object, name: str) -> int:
     return int(value)
 
 
-def check_seed(seed: object, name: str = "seed") -> int | None:
+def seed(value: object, name: str = "seed") -> int | None:
     """A seed for ``np.random.default_rng``: a non-negative int (not a bool), or None."""
-    if seed is None:
+    if value is None:
         return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"{name} must be an int or None, got {describe(seed)}")
-    if seed < 0:
-        raise ValueError(f"{name} must be non-negative, got {seed}")
-    return int(seed)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int or None, got {describe(value)}")
+    if value < 0:
+        raise ValueError(f"{name} must be non-negative, got {value}")
+    return int(value)
 
 
-def check_real(value: object, name: str, low: float, high: float, high_open: bool) -> float:
-    """``value`` as a float in ``[low, high]`` (``[low, high)`` with ``high_open``); no bool."""
+def real(value: object, name: str, low: float, high: float, high_open: bool,
+               low_open: bool = False) -> float:
+    """``value`` as a float in ``[low, high]``, the ends open with ``low_open``/``high_open``."""
     is_real = isinstance(value, (int, float, np.integer, np.floating))
     if isinstance(value, (bool, np.bool_)) or not is_real:
         raise TypeError(f"{name} must be a real number, got {describe(value)}")
     number = float(value)  # type: ignore[arg-type]  # a real number, checked just above
-    if not (low <= number < high or (number == high and not high_open)):  # refuses nan too
-        bracket = ")" if high_open else "]"
-        raise ValueError(f"{name} must be in [{low:g}, {high:g}{bracket}, got {number!r}")
+    above = low < number if low_open else low <= number
+    if not (above and (number < high or (number == high and not high_open))):  # refuses nan
+        ends = ("(" if low_open else "[", ")" if high_open else "]")
+        raise ValueError(f"{name} must be in {ends[0]}{low:g}, {high:g}{ends[1]}, got {number!r}")
     return number
 
 
-def check_bool(value: object, name: str) -> bool:
+def boolean(value: object, name: str) -> bool:
     """``value`` if it is a bool, else TypeError."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {describe(value)}")
     return bool(value)
 
 
-def check_choice(value: object, name: str, valid: tuple[str, ...]) -> str:
+def choice(value: object, name: str, valid: tuple[str, ...]) -> str:
     """``value`` if it is one of the strings in ``valid``; else an error listing them."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {describe(value)}")
@@ -98,9 +100,9 @@ def check_choice(value: object, name: str, valid: tuple[str, ...]) -> str:
     return value
 
 
-def check_input(x: object, dtype: np.dtype[Any], width: int, width_name: str) -> FloatArray:
+def layer_input(x: object, dtype: np.dtype[Any], width: int, width_name: str) -> FloatArray:
     """A layer input ``(..., width)``, cast to the layer's ``dtype`` (a copy only if needed)."""
-    array = as_float_array(x, "x")
+    array = float_array(x, "x")
     if array.ndim == 0:
         raise ValueError(f"x must have at least 1 dimension (..., {width_name}), got a scalar "
                          "(shape ())")
@@ -117,10 +119,10 @@ def shared_dtype(arrays: dict[str, FloatArray | None]) -> np.dtype[np.floating[A
     if len({a.dtype for a in present.values()}) != 1:
         listing = ", ".join(f"{name} {a.dtype}" for name, a in present.items())
         raise TypeError(f"weights must share one float dtype, got {listing}")
-    return check_float_dtype(next(iter(present.values())).dtype)
+    return float_dtype(next(iter(present.values())).dtype)
 
 
-def check_params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, ...] = (),
+def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, ...] = (),
                  known: dict[str, int] | None = None) -> tuple[dict[str, FloatArray | None],
                                                                dict[str, int]]:
     """Parameters checked against their axes (``{"W1": "d_model d_ff"}``), and each axis' size.
@@ -134,7 +136,7 @@ def check_params(given: dict[str, object], axes: dict[str, str], optional: tuple
         if value is None and name in optional:
             arrays[name] = None
             continue
-        array = arrays[name] = as_float_array(value, name)
+        array = arrays[name] = float_array(value, name)
         names = axes[name].split()
         spec = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
         bound = tuple(sizes[a][0] if a in sizes else -1 for a in names)
@@ -161,12 +163,12 @@ def check_params(given: dict[str, object], axes: dict[str, str], optional: tuple
     return arrays, {axis: size for axis, (size, _) in sizes.items()}
 
 
-def check_dy(dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any],
+def output_grad(dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any],
              caller: str) -> FloatArray:
     """``dy`` for a ``backward``: after a forward (``out_shape`` not None), of that shape."""
     if out_shape is None:
         raise RuntimeError(f"backward() called before a forward pass: call {caller}(x) first")
-    dy_arr = as_float_array(dy, "dy")
+    dy_arr = float_array(dy, "dy")
     if dy_arr.shape != out_shape:
         raise RuntimeError(f"dy has shape {dy_arr.shape} but the last forward output has "
                            f"shape {out_shape}")

@@ -1,8 +1,7 @@
 """The activations of the feed-forward block and their derivatives, as textbook formulas.
 
-Each is elementwise: any shape in, a new array of that shape out; float32 stays float32, bool,
-integer and float16 input becomes float64. NaN gives NaN, and +-inf gives the function's limit,
-without warnings. (``ffn.fast`` has the same functions, blocked and threaded, for speed.)
+Elementwise: a new array of the input's shape; float32 stays float32, bool, int and float16
+become float64. NaN gives NaN and +-inf the function's limit, without warnings.
 """
 
 from __future__ import annotations
@@ -15,8 +14,9 @@ from typing import Any
 import numpy as np
 import scipy.special  # type: ignore[import-untyped, unused-ignore]
 
+from ffn import _validate as check
 from ffn._layer import quiet
-from ffn._validate import FloatArray, as_float_array, check_choice
+from ffn._validate import FloatArray
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu")
 """Valid ``activation`` names for ``ffn.FeedForward``."""
@@ -37,7 +37,7 @@ def _elementwise(f: Function) -> Callable[[object], FloatArray]:
     @functools.wraps(f)
     @quiet
     def checked(x: object) -> FloatArray:
-        array = as_float_array(x, "x")
+        array = check.float_array(x, "x")
         return np.asarray(f(array), dtype=array.dtype)
 
     return checked
@@ -115,11 +115,9 @@ def silu_grad(x: FloatArray) -> FloatArray:
 def gelu(x: object, approximate: str = "none") -> FloatArray:
     """GELU: ``x * Phi(x)``; ``approximate="tanh"`` is GPT-2's and BERT's approximation.
 
-    Exact: ``x * erfc(-x / sqrt 2) / 2``. In float64 it is within 3 ulp for ``x >= -1``;
-    below, rounding ``x / sqrt 2`` is magnified by the steep tail of erfc, and the error grows
-    like ``x**2``: at most ``10 + 1.5 * x**2`` ulp for ``|x| <= 10``. Tanh:
-    ``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))``, at most about 4.7e-4 from
-    the exact form.
+    Exact, in float64: within 3 ulp for ``x >= -1``; below, erfc's steep tail magnifies the
+    rounding of ``x / sqrt 2``: at most ``10 + 1.5 * x**2`` ulp for ``|x| <= 10``. The tanh
+    form is at most about 4.7e-4 from the exact one.
 
     Args:
         x: real array-like, any shape.
@@ -128,13 +126,13 @@ def gelu(x: object, approximate: str = "none") -> FloatArray:
     Raises:
         TypeError, ValueError: for data that is not real numbers, or another ``approximate``.
     """
-    exact = check_choice(approximate, "approximate", APPROXIMATIONS) == "none"
+    exact = check.choice(approximate, "approximate", APPROXIMATIONS) == "none"
     return (_gelu_exact if exact else _gelu_tanh)(x)
 
 
 def gelu_grad(x: object, approximate: str = "none") -> FloatArray:
     """GELU's derivative: ``Phi(x) + x * phi(x)``, or the tanh form's (``approximate="tanh"``)."""
-    exact = check_choice(approximate, "approximate", APPROXIMATIONS) == "none"
+    exact = check.choice(approximate, "approximate", APPROXIMATIONS) == "none"
     return (_gelu_exact_grad if exact else _gelu_tanh_grad)(x)
 
 

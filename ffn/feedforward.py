@@ -8,15 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ffn import _validate as check
 from ffn._layer import Layer, param, quiet, random_weights
-from ffn._validate import (
-    FloatArray,
-    check_bool,
-    check_choice,
-    check_params,
-    check_positive_int,
-    shared_dtype,
-)
+from ffn._validate import FloatArray
 from ffn.activations import ACTIVATIONS, FUNCTIONS
 
 AXES = {"W1": "d_model d_ff", "b1": "d_ff", "W2": "d_ff d_model", "b2": "d_model"}
@@ -35,11 +29,8 @@ class FeedForwardTrace:
 class FeedForward(Layer):
     """The position-wise feed-forward block: ``y = act(x @ W1 + b1) @ W2 + b2`` on every row.
 
-    Row vectors: ``W1`` is ``(d_model, d_ff)``, ``W2`` is ``(d_ff, d_model)`` (the transposes
-    of PyTorch's ``nn.Linear.weight``). The block keeps read-only copies of the weights, in
-    their shared dtype (float32 or float64; bool, int and float16 data become float64), and of
-    each input. It holds one pass at a time (``backward`` follows the latest ``forward``): give
-    each thread its own block.
+    ``W1`` and ``W2`` are the transposes of PyTorch's ``nn.Linear.weight``. The weights share
+    one dtype, float32 or float64 (bool, int and float16 data become float64).
 
     Args:
         W1: first weight matrix ``(d_model, d_ff)``.
@@ -55,41 +46,28 @@ class FeedForward(Layer):
     """
 
     _caller = "block"
-    W1 = param("W1")
-    """First weight matrix ``(d_model, d_ff)``, read-only."""
-    b1 = param("b1")
-    """First bias ``(d_ff,)``, read-only, or None."""
-    W2 = param("W2")
-    """Second weight matrix ``(d_ff, d_model)``, read-only."""
-    b2 = param("b2")
-    """Second bias ``(d_model,)``, read-only, or None."""
+    W1, b1, W2, b2 = param("W1"), param("b1"), param("W2"), param("b2")  # read-only
 
     def __init__(self, W1: object, b1: object, W2: object, b2: object,
                  activation: str = "gelu") -> None:
-        self.activation = check_choice(activation, "activation", ACTIVATIONS)
+        self.activation = check.choice(activation, "activation", ACTIVATIONS)
         self.act, self.act_grad = FUNCTIONS[activation]
-        w, size = check_params({"W1": W1, "b1": b1, "W2": W2, "b2": b2}, AXES, ("b1", "b2"))
-        super().__init__(shared_dtype(w), size["d_model"], size["d_model"], "d_model", w)
+        w, size = check.params({"W1": W1, "b1": b1, "W2": W2, "b2": b2}, AXES, ("b1", "b2"))
+        super().__init__(check.shared_dtype(w), size["d_model"], size["d_model"], "d_model", w)
         self.d_model, self.d_ff = size["d_model"], size["d_ff"]
 
     @classmethod
     def random(cls, d_model: int, d_ff: int, activation: str = "gelu",
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
                bias: bool = True) -> FeedForward:
-        """A block with random weights (see ``random_weights``) and zero biases.
+        """A block with random weights (see ``random_weights``), zero biases or none (``bias``).
 
-        Args:
-            d_model: model width, a positive int.
-            d_ff: hidden width, a positive int.
-            activation: one of ``ffn.ACTIVATIONS``.
-            seed: for ``np.random.default_rng``, an int >= 0, or None for fresh entropy.
-            dtype: ``np.float32`` or ``np.float64``.
-            bias: False for a block without biases.
+        ``seed`` is for ``np.random.default_rng``: an int >= 0, or None for fresh entropy.
         """
-        d_model, d_ff = check_positive_int(d_model, "d_model"), check_positive_int(d_ff, "d_ff")
-        check_choice(activation, "activation", ACTIVATIONS)  # before drawing anything
+        d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
+        check.choice(activation, "activation", ACTIVATIONS)  # before drawing anything
         W1, W2 = random_weights(seed, dtype, (d_model, d_ff), (d_ff, d_model))
-        b1, b2 = (np.zeros(d_ff, W1.dtype), np.zeros(d_model, W1.dtype)) if check_bool(
+        b1, b2 = (np.zeros(d_ff, W1.dtype), np.zeros(d_model, W1.dtype)) if check.boolean(
             bias, "bias") else (None, None)
         return cls(W1, b1, W2, b2, activation=activation)
 

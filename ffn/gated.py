@@ -9,15 +9,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ffn import _validate as check
 from ffn._layer import Layer, param, quiet, random_weights
-from ffn._validate import (
-    FloatArray,
-    check_bool,
-    check_choice,
-    check_params,
-    check_positive_int,
-    shared_dtype,
-)
+from ffn._validate import FloatArray
 from ffn.activations import FUNCTIONS, sigmoid
 
 GATED_VARIANTS: tuple[str, ...] = ("glu", "reglu", "geglu", "geglu_tanh", "swiglu")
@@ -54,10 +48,9 @@ class GatedFeedForwardTrace:
 class GatedFeedForward(Layer):
     """A gated block: ``y = (act(x @ W + b) * (x @ V + c)) @ W2 + b2`` on every row.
 
-    ``W`` feeds the gate, which goes through the activation; ``V`` the up projection, which
-    does not; ``W2`` narrows their product. LLaMA's ``w1, w3, w2`` (Hugging Face's
-    ``gate_proj, up_proj, down_proj``, transposed). Variants name the gate's activation:
-    ``"glu"`` sigmoid, ``"reglu"`` ReLU, ``"geglu"`` GELU, ``"geglu_tanh"``, ``"swiglu"`` SiLU.
+    ``W``, ``V``, ``W2`` are LLaMA's ``w1, w3, w2`` (Hugging Face's ``gate_proj, up_proj,
+    down_proj``), transposed. The variant names the gate's activation: ``"glu"`` sigmoid,
+    ``"reglu"`` ReLU, ``"geglu"`` GELU, ``"geglu_tanh"``, ``"swiglu"`` SiLU.
 
     Args:
         W: gate matrix ``(d_model, d_ff)``.
@@ -78,11 +71,11 @@ class GatedFeedForward(Layer):
 
     def __init__(self, W: object, V: object, W2: object, b: object = None, c: object = None,
                  b2: object = None, variant: str = "swiglu") -> None:
-        self.variant = check_choice(variant, "variant", GATED_VARIANTS)
+        self.variant = check.choice(variant, "variant", GATED_VARIANTS)
         self.act, self.act_grad = GATES[variant]
         given = {"W": W, "V": V, "W2": W2, "b": b, "c": c, "b2": b2}
-        w, size = check_params(given, AXES, ("b", "c", "b2"))
-        super().__init__(shared_dtype(w), size["d_model"], size["d_model"], "d_model", w)
+        w, size = check.params(given, AXES, ("b", "c", "b2"))
+        super().__init__(check.shared_dtype(w), size["d_model"], size["d_model"], "d_model", w)
         self.d_model, self.d_ff = size["d_model"], size["d_ff"]
 
     @classmethod
@@ -90,11 +83,11 @@ class GatedFeedForward(Layer):
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
                bias: bool = False) -> GatedFeedForward:
         """Random ``W``, ``V``, ``W2`` (drawn in that order), zero biases with ``bias``."""
-        d_model, d_ff = check_positive_int(d_model, "d_model"), check_positive_int(d_ff, "d_ff")
-        check_choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
+        d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
+        check.choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
         shapes = (d_model, d_ff), (d_model, d_ff), (d_ff, d_model)
         W, V, W2 = random_weights(seed, dtype, *shapes)
-        b, c, b2 = (np.zeros(n, W.dtype) if check_bool(bias, "bias") else None
+        b, c, b2 = (np.zeros(n, W.dtype) if check.boolean(bias, "bias") else None
                     for n in (d_ff, d_ff, d_model))
         return cls(W, V, W2, b, c, b2, variant=variant)
 

@@ -7,22 +7,16 @@ import math
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ffn import _validate as check
 from ffn._layer import Layer, param, quiet
-from ffn._validate import (
-    FloatArray,
-    check_float_dtype,
-    check_params,
-    check_positive_int,
-    check_real,
-)
+from ffn._validate import FloatArray
 
 
 class LayerNorm(Layer):
     """``y = (x - mean) / sqrt(var + eps) * gamma + beta``, over the last axis of each row.
 
-    The variance is the biased one (divided by ``d_model``), as in PyTorch's ``nn.LayerNorm``.
-    ``eps`` keeps a row of equal entries (variance 0) from giving 0 / 0: it normalises to zeros.
-    ``eps=0`` is allowed, to show that NaN (silently, like every layer's NaN).
+    The variance is the biased one, as in PyTorch. ``eps`` keeps a row of equal entries from
+    giving 0 / 0 (``eps=0`` is allowed, to show that NaN).
 
     Args:
         d_model: width of the rows, a positive int.
@@ -41,12 +35,12 @@ class LayerNorm(Layer):
 
     def __init__(self, d_model: int, eps: float = 1e-5, gamma: object = None,
                  beta: object = None, dtype: DTypeLike | None = None) -> None:
-        d_model = check_positive_int(d_model, "d_model")
-        self.eps = check_real(eps, "eps", 0.0, math.inf, high_open=True)
-        w, _ = check_params({"gamma": gamma, "beta": beta}, {"gamma": "d_model", "beta": "d_model"},
+        d_model = check.positive_int(d_model, "d_model")
+        self.eps = check.real(eps, "eps", 0.0, math.inf, high_open=True)
+        w, _ = check.params({"gamma": gamma, "beta": beta}, {"gamma": "d_model", "beta": "d_model"},
                             ("gamma", "beta"), known={"d_model": d_model})
         found = [a.dtype for a in w.values() if a is not None]
-        resolved = check_float_dtype(dtype if dtype is not None else found[0] if found
+        resolved = check.float_dtype(dtype if dtype is not None else found[0] if found
                                      else np.float64)
         if found and found[0] != resolved:
             raise TypeError(f"dtype {resolved} does not match the dtype of gamma/beta ({found[0]})")

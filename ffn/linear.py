@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from ffn import _validate as check
 from ffn._layer import Layer, param, quiet
-from ffn._validate import FloatArray, check_params, shared_dtype
+from ffn._validate import FloatArray
 
 
 class Linear(Layer):
     """``y = x @ W + b``, with ``W`` of shape ``(in_features, out_features)``.
 
-    That is the transpose of PyTorch's ``nn.Linear.weight``. The layer keeps read-only copies
-    of ``W`` and ``b``, in their shared dtype (float32 or float64).
+    ``W`` is the transpose of PyTorch's ``nn.Linear.weight``.
 
     Args:
         W: weight matrix ``(in_features, out_features)``.
@@ -25,9 +25,9 @@ class Linear(Layer):
 
     def __init__(self, W: object, b: object = None) -> None:
         axes = {"W": "in_features out_features", "b": "out_features"}
-        w, size = check_params({"W": W, "b": b}, axes, ("b",))
+        w, size = check.params({"W": W, "b": b}, axes, ("b",))
         self.in_features, self.out_features = size["in_features"], size["out_features"]
-        super().__init__(shared_dtype(w), self.in_features, self.out_features,
+        super().__init__(check.shared_dtype(w), self.in_features, self.out_features,
                          "in_features", w)
 
     @quiet

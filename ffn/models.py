@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ffn._validate import check_bool, check_choice, check_positive_int, describe
+from ffn import _validate as check
 from ffn.counting import (
     count_attention_parameters,
     count_flops,
@@ -18,16 +18,10 @@ from ffn.counting import (
     llama_d_ff,
 )
 
-__all__ = ["MODELS", "MOE_MODELS", "ModelDims", "get_model"]
-
 
 @dataclass(frozen=True)
 class ModelDims:
-    """The published dimensions of one transformer.
-
-    The ``ffn_*`` and ``attention_*`` counts cover the transformer layers only;
-    ``parameter_parts`` adds embeddings, norms and the output head where ``vocab_size`` is given.
-    """
+    """The published dimensions of one transformer; ``parameter_parts`` counts the whole model."""
 
     name: str
     d_model: int  # width of the residual stream
@@ -48,23 +42,19 @@ class ModelDims:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"name must be a non-empty str, got {describe(self.name)}")
-        check_positive_int(self.d_model, "d_model")
-        if self.d_ff is not None:
-            check_positive_int(self.d_ff, "d_ff")
-        check_positive_int(self.n_layers, "n_layers")
-        check_bool(self.gated, "gated")
-        check_bool(self.bias, "bias")
+            raise TypeError(f"name must be a non-empty str, got {check.describe(self.name)}")
+        for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
+                      "kv_dim"):  # the optional ones may be None
+            if field in ("d_model", "n_layers") or getattr(self, field) is not None:
+                check.positive_int(getattr(self, field), field)
+        for field in ("gated", "bias", "tied_head"):
+            check.boolean(getattr(self, field), field)
+        check.choice(self.norm, "norm", ("layer", "rms"))
         if (self.n_experts is None) != (self.top_k is None):
             raise ValueError(f"n_experts and top_k go together, got {self.n_experts} and "
                              f"{self.top_k}")
         if self.n_experts is not None:
             count_moe_parameters(self.d_model, 1, self.n_experts, self.top_k)  # checks them
-        for field in ("n_attention", "vocab_size", "n_positions", "kv_dim"):
-            if getattr(self, field) is not None:
-                check_positive_int(getattr(self, field), field)
-        check_bool(self.tied_head, "tied_head")
-        check_choice(self.norm, "norm", ("layer", "rms"))
 
     @property
     def resolved_d_ff(self) -> int:
@@ -77,8 +67,7 @@ class ModelDims:
         return self.n_attention if self.n_attention is not None else self.n_layers
 
     def ffn_parameters_per_layer(self, active: bool = False) -> int:
-        """Parameters of one layer's FFN (``ffn.count_parameters``), or of its experts and
-        router (``ffn.count_moe_parameters``); ``active``: only those one token uses."""
+        """Parameters of one layer's FFN or experts and router (``active``: those a token uses)."""
         if self.n_experts is None:
             return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
                                     gated=self.gated)
@@ -102,8 +91,6 @@ class ModelDims:
     def parameter_parts(self) -> dict[str, int]:
         """Whole-model parameters by part: FFN, attention, embeddings, norms, head, other.
 
-        Two norms per layer plus one (final, or after the embeddings in BERT).
-
         Raises:
             ValueError: if ``vocab_size`` is not given.
         """
@@ -114,7 +101,7 @@ class ModelDims:
         per_norm = 2 * d if self.norm == "layer" else d  # gamma and beta, or gamma only
         return {"FFN": self.ffn_parameters(), "attention": self.attention_parameters(),
                 "embeddings": (self.vocab_size + positions) * d,
-                "norms": (2 * self.n_layers + 1) * per_norm,
+                "norms": (2 * self.n_layers + 1) * per_norm,  # + final (BERT: after embeddings)
                 "head": 0 if self.tied_head else self.vocab_size * d, "other": self.other}
 
     def total_parameters(self) -> int:
@@ -130,11 +117,7 @@ class ModelDims:
         return self.ffn_parameters() / self.total_parameters()
 
     def ffn_flops_per_token(self, backward: bool = False) -> int:
-        """FLOPs of all the model's FFN matrix products for one token (``ffn.count_flops``).
-
-        Args:
-            backward: count forward plus backward (training) instead of forward only.
-        """
+        """FLOPs of all the model's FFN matrix products for one token (``backward``: training)."""
         if self.n_experts is None or self.top_k is None:
             per_layer = count_flops(self.d_model, self.resolved_d_ff, gated=self.gated,
                                     backward=backward)

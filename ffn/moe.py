@@ -9,19 +9,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ffn import _validate as check
 from ffn._layer import Layer, param, quiet, random_weights
-from ffn._validate import (
-    FloatArray,
-    check_bool,
-    check_choice,
-    check_input,
-    check_params,
-    check_positive_int,
-    check_real,
-    check_seed,
-    describe,
-)
-from ffn.counting import _check_top_k
+from ffn._validate import FloatArray
+from ffn.counting import check_top_k
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 
@@ -48,23 +39,20 @@ def _kind(expert: Expert) -> str:
 class MixtureOfExperts(Layer):
     """A sparse MoE layer: ``y = sum_i weight_i * expert_i(x)`` over the ``top_k`` chosen experts.
 
-    For each row, ``p = softmax(x @ router)``; the ``top_k`` largest ``p`` choose the experts
-    (ties go to the lower index); their ``p``, divided by their sum when ``normalize`` (as in
-    Mixtral), weight the experts' outputs. Gradients: ``grads["router"]`` and, for expert ``i``,
-    ``grads[f"experts.{i}.{name}"]`` for each of its parameters (``"experts.0.W1"``); an expert
-    no row chose gets zeros. ``backward`` runs each chosen expert again on its rows, so an
-    expert's own last pass is overwritten, but the gradients are those of this layer's forward.
+    Per row, ``p = softmax(x @ router)``; the ``top_k`` largest ``p`` (ties: the lower index)
+    weight their experts, renormalised to sum 1 with ``normalize`` (as in Mixtral). ``grads``
+    has ``"router"`` and ``"experts.{i}.{name}"`` (zeros for an expert no row chose);
+    ``backward`` reruns each chosen expert on its rows, overwriting the expert's own last pass.
 
     Args:
         router: router matrix ``(d_model, n_experts)`` (the transpose of PyTorch's gate weight).
-        experts: ``n_experts`` blocks of one kind: all ``FeedForward`` with one activation, or
-            all ``GatedFeedForward`` of one variant, with one ``d_model``, ``d_ff`` and dtype.
+        experts: ``n_experts`` blocks of one kind (class and activation or variant), ``d_model``,
+            ``d_ff`` and dtype.
         top_k: how many experts each row uses, ``1 <= top_k <= n_experts``.
         normalize: renormalise the chosen ``top_k`` probabilities to sum to 1.
 
     Raises:
-        TypeError: for a router that is not real numbers, experts that are not FFN blocks, or
-            dtypes that differ.
+        TypeError: for experts that are not FFN blocks, or dtypes that differ.
         ValueError: for shapes that do not fit, experts of mixed kinds or widths, a bad ``top_k``.
     """
 
@@ -75,7 +63,8 @@ class MixtureOfExperts(Layer):
     def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
                  normalize: bool = True) -> None:
         if not isinstance(experts, (list, tuple)) or not experts:
-            raise TypeError(f"experts must be a non-empty list or tuple, got {describe(experts)}")
+            raise TypeError("experts must be a non-empty list or tuple, got "
+                            f"{check.describe(experts)}")
         for i, e in enumerate(experts):
             if not isinstance(e, (FeedForward, GatedFeedForward)):
                 raise TypeError(f"experts[{i}] must be a FeedForward or GatedFeedForward, "
@@ -88,37 +77,31 @@ class MixtureOfExperts(Layer):
                     error = TypeError if what == "dtype" else ValueError
                     raise error(f"experts must share one {what}: experts[0] has {first}, "
                                 f"experts[{i}] has {mine}")
-        w, size = check_params({"router": router}, {"router": "d_model n_experts"},
+        w, size = check.params({"router": router}, {"router": "d_model n_experts"},
                                known={"d_model": experts[0].d_model, "n_experts": len(experts)})
         if (r := w["router"]) is not None and r.dtype != experts[0].dtype:
             raise TypeError(f"router has dtype {r.dtype} but the experts {experts[0].dtype}")
         super().__init__(experts[0].dtype, size["d_model"], size["d_model"], "d_model", w)
         self.experts: tuple[Expert, ...] = tuple(experts)
         self.d_model, self.d_ff, self.n_experts = size["d_model"], experts[0].d_ff, len(experts)
-        self.top_k = _check_top_k(top_k, self.n_experts)  # 1 <= top_k <= n_experts
-        self.normalize = check_bool(normalize, "normalize")
+        self.top_k = check_top_k(top_k, self.n_experts)  # 1 <= top_k <= n_experts
+        self.normalize = check.boolean(normalize, "normalize")
 
     @classmethod
     def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 2,
                variant: str | None = None, seed: int | np.integer[Any] | None = 0,
                dtype: DTypeLike = np.float64) -> MixtureOfExperts:
-        """A layer with a random router and experts (see ``random_weights``).
+        """A random router and ``n_experts`` random experts (see ``random_weights``).
 
-        Args:
-            d_model: model width, a positive int.
-            d_ff: each expert's hidden width, a positive int.
-            n_experts: number of experts, a positive int.
-            top_k: experts per row.
-            variant: None for ``FeedForward`` experts (GELU, zero biases), or one of
-                ``ffn.GATED_VARIANTS`` for ``GatedFeedForward`` experts (no biases).
-            seed: for ``np.random.default_rng``: an int >= 0, or None for fresh entropy.
-            dtype: ``np.float32`` or ``np.float64``.
+        ``variant``: None for GELU ``FeedForward`` experts (zero biases), else one of
+        ``ffn.GATED_VARIANTS`` for ``GatedFeedForward`` experts (no biases); the other
+        arguments as in ``FeedForward.random``.
         """
-        d_model, n_experts = check_positive_int(d_model, "d_model"), check_positive_int(
+        d_model, n_experts = check.positive_int(d_model, "d_model"), check.positive_int(
             n_experts, "n_experts")
         if variant is not None:
-            check_choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
-        seeds = np.random.default_rng(check_seed(seed)).integers(2**32, size=n_experts + 1)
+            check.choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
+        seeds = np.random.default_rng(check.seed(seed)).integers(2**32, size=n_experts + 1)
         (router,) = random_weights(seeds[0], dtype, (d_model, n_experts))  # (d_model, n_experts)
         experts: list[Expert] = [
             FeedForward.random(d_model, d_ff, seed=s, dtype=dtype) if variant is None
@@ -140,7 +123,7 @@ class MixtureOfExperts(Layer):
 
     def route(self, x: object) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """The router's ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
-        x = check_input(x, self._dtype, self.d_model, "d_model")
+        x = check.layer_input(x, self._dtype, self.d_model, "d_model")
         p, chosen, weights = self._route(x.reshape(-1, self.d_model))
         lead = x.shape[:-1]
         return p.reshape(*lead, -1), chosen.reshape(*lead, -1), weights.reshape(*lead, -1)
@@ -187,8 +170,8 @@ class MixtureOfExperts(Layer):
     def load_balancing_loss(self, x: object) -> float:
         """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.
 
-        ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows that chose expert ``i`` (they
-        add up to ``top_k``), ``P_i`` the mean ``p_i``. ``top_k`` when both are even.
+        ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows choosing expert ``i`` (summing
+        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even.
         """
         p, chosen, _ = self.route(x)
         p, chosen = p.reshape(-1, self.n_experts), chosen.reshape(-1, self.top_k)
@@ -196,18 +179,14 @@ class MixtureOfExperts(Layer):
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))
 
     def dispatch(self, x: object, capacity_factor: float = 1.0) -> Dispatch:
-        """Count what an expert capacity would drop for the rows of ``x`` (``forward`` drops none).
+        """What a capacity of ``ceil(capacity_factor * N * top_k / n_experts)`` per expert drops.
 
-        Each expert takes at most ``ceil(capacity_factor * N * top_k / n_experts)`` assignments
-        of the ``N`` rows, first come first served in row order (a row's choices in order of
-        weight); the rest are dropped.
+        First come first served, in row order; ``forward`` itself drops nothing.
 
         Raises:
             TypeError, ValueError: for a ``capacity_factor`` not a number in (0, 1e6].
         """
-        factor = check_real(capacity_factor, "capacity_factor", 0.0, 1e6, high_open=False)
-        if factor == 0.0:
-            raise ValueError("capacity_factor must be positive, got 0.0")
+        factor = check.real(capacity_factor, "capacity_factor", 0.0, 1e6, False, low_open=True)
         chosen = self.route(x)[1].reshape(-1, self.top_k)  # (N, top_k)
         capacity = math.ceil(factor * chosen.size / self.n_experts)
         assigned = np.bincount(chosen.ravel(), minlength=self.n_experts)  # (n_experts,)

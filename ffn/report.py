@@ -22,15 +22,12 @@ def discrepancies(
 ) -> list[Discrepancy]:
     """Entries where `published`, printed to `decimals` places, cannot be a rounding of `computed`.
 
-    A printed value is correct when it is within `units` units of its last place of the
-    computed value. The default, half a unit, accepts exactly the correct roundings (both
-    roundings of an exact tie); `units=1` also forgives a last digit one off.
-
     Args:
         published: the printed values, any shape.
         computed: the values computed here, same shape as `published`.
         decimals: how many decimal places the publication printed.
-        units: the tolerance, in units of the last printed place (0.5: a correct rounding).
+        units: the tolerance in units of the last printed place: 0.5 accepts exactly the
+            correct roundings (both at a tie); 1 also forgives a last digit one off.
 
     Returns:
         One `Discrepancy` per wrong entry, in row-major order (empty when all agree).
@@ -66,9 +63,7 @@ _FRACTIONS = {"tenth": 1 / 10, "fifth": 1 / 5, "quarter": 1 / 4, "third": 1 / 3,
 
 
 def fraction_word(value: float, tolerance: float = 0.05) -> str:
-    """The word for the simple fraction nearest `value` (``"quarter"``, ``"two-thirds"``, ...).
-
-    Lets prose say "about a quarter" and have it checked like a printed number.
+    """The word for the simple fraction nearest `value`, for prose like "about a quarter".
 
     Raises:
         ValueError: if no fraction is within `tolerance` (relative) of `value`.

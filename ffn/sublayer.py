@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ffn import _validate as check
 from ffn._layer import Layer, quiet
-from ffn._validate import FloatArray, check_bool, check_choice, check_real, check_seed
+from ffn._validate import FloatArray
 from ffn.feedforward import FeedForward
 from ffn.gated import GatedFeedForward
 from ffn.layernorm import LayerNorm
@@ -19,11 +20,10 @@ PLACEMENTS: tuple[str, ...] = ("pre", "post")
 class Sublayer(Layer):
     """A feed-forward block with its residual connection and LayerNorm.
 
-    ``"pre"`` (GPT-2, LLaMA, most models since): ``x + FFN(LN(x))``. ``"post"`` (the original
-    Transformer): ``LN(x + FFN(x))``. Dropout, in training mode only, zeroes each entry of the
-    FFN's output with probability ``dropout`` and divides the rest by ``1 - dropout``; its masks
-    come from ``np.random.default_rng(seed)``. The sublayer's passes run its block's and norm's:
-    do not call those on other input between its ``forward`` and ``backward``.
+    ``"pre"`` (GPT-2, LLaMA): ``x + FFN(LN(x))``; ``"post"`` (the original Transformer):
+    ``LN(x + FFN(x))``. Dropout (training only) zeroes FFN outputs with probability ``dropout``
+    and scales the rest by ``1 / (1 - dropout)``. Its passes run the block's and the norm's:
+    do not run those on other input between its ``forward`` and ``backward``.
 
     Args:
         block: a ``FeedForward`` or ``GatedFeedForward``.
@@ -50,9 +50,9 @@ class Sublayer(Layer):
         if norm.dtype != block.dtype:
             raise TypeError(f"norm has dtype {norm.dtype} but block has dtype {block.dtype}")
         self.block, self.norm = block, norm
-        self.placement = check_choice(placement, "placement", PLACEMENTS)
-        self.dropout = check_real(dropout, "dropout", 0.0, 1.0, high_open=True)
-        self._rng = np.random.default_rng(check_seed(seed))
+        self.placement = check.choice(placement, "placement", PLACEMENTS)
+        self.dropout = check.real(dropout, "dropout", 0.0, 1.0, high_open=True)
+        self._rng = np.random.default_rng(check.seed(seed))
         super().__init__(block.dtype, block.d_model, block.d_model, "d_model", {})
         self.d_model = block.d_model
 
@@ -71,7 +71,7 @@ class Sublayer(Layer):
     def forward(self, x: object, training: bool = False) -> FloatArray:
         """``x + FFN(LN(x))`` (pre) or ``LN(x + FFN(x))`` (post), for ``(..., d_model)``."""
         self._kept = ()
-        training = check_bool(training, "training")
+        training = check.boolean(training, "training")
         x = self._rows(x)  # (N, d_model)
         keep = self._dropout_keep(x.shape) if training else None  # (N, d_model) or None
         y: FloatArray
@@ -95,14 +95,10 @@ class Sublayer(Layer):
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
-        """Gradients of the last forward: sets the block's and norm's ``grads``, returns dL/dx.
-
-        Pre: ``dx = dy + LN'(FFN'(dy))``, the residual passes ``dy`` on unchanged.
-        Post: ``dz = LN'(dy)``, then ``dx = dz + FFN'(dz)``.
-        """
+        """Gradients of the last forward: sets the block's and norm's ``grads``, returns dL/dx."""
         dy = self._grad_rows(dy)  # (N, d_model)
         (keep,) = self._kept or (None,)
-        if self.placement == "pre":
+        if self.placement == "pre":  # the residual passes dy on unchanged
             dx = dy + self.norm.backward(self.block.backward(self._drop(dy, keep)))
         else:
             dz = self.norm.backward(dy)

@@ -7,15 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ffn import _validate as check
 from ffn._layer import quiet
-from ffn._validate import (
-    FloatArray,
-    as_float_array,
-    check_choice,
-    check_positive_int,
-    check_seed,
-    describe,
-)
+from ffn._validate import FloatArray
 from ffn.feedforward import FeedForward
 
 OPTIMIZERS: tuple[str, ...] = ("adam", "sgd")
@@ -31,11 +25,8 @@ ADAM_EPS = 1e-8  # keeps the step finite where the squared-gradient average is ~
 class FitResult:
     """What ``fit`` returns: the trained block and the loss along the way."""
 
-    block: FeedForward
-    """The trained block: a new object (the block passed to ``fit`` is unchanged)."""
-    losses: FloatArray
-    """``(steps + 1,)`` float64: ``losses[t]`` is the mean squared error on all of ``X``
-    after ``t`` updates, so ``losses[0]`` is the starting loss and ``losses[-1]`` the final one."""
+    block: FeedForward  # a new block: the one passed to fit is unchanged
+    losses: FloatArray  # (steps + 1,) float64: losses[t] is the loss on all of X after t updates
 
 
 @quiet  # inf and NaN give inf or NaN silently, as in every layer
@@ -46,8 +37,8 @@ def mean_squared_error(y: object, target: object) -> float:
         TypeError: if either is not real numeric data.
         ValueError: if the shapes differ or the arrays are empty.
     """
-    y_arr = as_float_array(y, "y")
-    t_arr = as_float_array(target, "target")
+    y_arr = check.float_array(y, "y")
+    t_arr = check.float_array(target, "target")
     if y_arr.shape != t_arr.shape:
         raise ValueError(f"y has shape {y_arr.shape} but target has shape {t_arr.shape}")
     if y_arr.size == 0:
@@ -60,7 +51,7 @@ def _check_data(block: FeedForward, X: object, Y: object) -> tuple[FloatArray, F
     """``X`` and ``Y`` as ``(n, d_model)`` arrays of the block's dtype, finite."""
     arrays = []
     for name, value in (("X", X), ("Y", Y)):
-        array = as_float_array(value, name)
+        array = check.float_array(value, name)
         if array.ndim != 2 or array.shape[1] != block.d_model or array.shape[0] == 0:
             raise ValueError(f"{name} must have shape (n, d_model) = (n, {block.d_model}) "
                              f"with n >= 1, got shape {array.shape}")
@@ -71,16 +62,6 @@ def _check_data(block: FeedForward, X: object, Y: object) -> tuple[FloatArray, F
     if X_arr.shape != Y_arr.shape:
         raise ValueError(f"X has shape {X_arr.shape} but Y has shape {Y_arr.shape}")
     return X_arr, Y_arr
-
-
-def _check_lr(lr: object) -> float:
-    if isinstance(lr, (bool, np.bool_)) or not isinstance(lr, (int, float, np.integer,
-                                                                 np.floating)):
-        raise TypeError(f"lr must be a real number, got {describe(lr)}")
-    rate = float(lr)
-    if not 0.0 < rate < math.inf:
-        raise ValueError(f"lr must be positive and finite, got {rate}")
-    return rate
 
 
 def _make_block(like: FeedForward, params: dict[str, FloatArray]) -> FeedForward:
@@ -94,9 +75,8 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
         ) -> FitResult:
     """Train a copy of ``block`` so that ``block(X)`` approaches ``Y`` in mean squared error.
 
-    Each step: forward on a batch, ``dL/dy = 2 (y - Y) / y.size``, ``backward``, then
-    ``w -= lr * g`` (``"sgd"``) or Adam (Kingma & Ba 2015, with bias correction) on every
-    weight. Deterministic; ``seed`` draws the rows of each batch (without replacement).
+    Each step: forward on a batch, ``dL/dy = 2 (y - Y) / y.size``, ``backward``, then SGD
+    (``w -= lr * g``) or Adam (Kingma & Ba 2015) on every weight.
 
     Args:
         block: the starting point; it is not modified.
@@ -106,7 +86,8 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
         lr: learning rate, a positive finite number.
         optimizer: ``"adam"`` or ``"sgd"`` (see ``ffn.OPTIMIZERS``).
         batch_size: rows per step, ``1 <= batch_size <= n``; ``None`` uses all ``n`` rows.
-        seed: seed for ``np.random.default_rng`` (batch sampling); ``None`` draws fresh entropy.
+        seed: for ``np.random.default_rng``, which draws each batch's rows without replacement;
+            ``None`` draws fresh entropy.
 
     Returns:
         The trained block (a new one, like ``block``) and the loss on all of ``X`` per step.
@@ -118,15 +99,15 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
     if not isinstance(block, FeedForward):
         raise TypeError(f"block must be an ffn.FeedForward, got {type(block).__name__}")
     X_arr, Y_arr = _check_data(block, X, Y)
-    steps = check_positive_int(steps, "steps")
-    rate = _check_lr(lr)
-    check_choice(optimizer, "optimizer", OPTIMIZERS)
+    steps = check.positive_int(steps, "steps")
+    rate = check.real(lr, "lr", 0.0, math.inf, high_open=True, low_open=True)
+    check.choice(optimizer, "optimizer", OPTIMIZERS)
     n_rows = X_arr.shape[0]
     if batch_size is not None:
-        batch_size = check_positive_int(batch_size, "batch_size")
+        batch_size = check.positive_int(batch_size, "batch_size")
         if batch_size > n_rows:
             raise ValueError(f"batch_size is {batch_size} but X has only {n_rows} rows")
-    rng = np.random.default_rng(check_seed(seed))
+    rng = np.random.default_rng(check.seed(seed))
 
     # Our own writable copies: a block's weights are read-only.
     params = {k: np.array(w) for k in ("W1", "b1", "W2", "b2") if (w := getattr(block, k))
@@ -159,10 +140,8 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
                     w -= rate * g
                     continue
                 m, v = first[name], second[name]
-                m *= ADAM_BETA1
-                m += (1.0 - ADAM_BETA1) * g
-                v *= ADAM_BETA2
-                v += (1.0 - ADAM_BETA2) * g * g
+                m[...] = ADAM_BETA1 * m + (1.0 - ADAM_BETA1) * g
+                v[...] = ADAM_BETA2 * v + (1.0 - ADAM_BETA2) * g * g
                 m_hat = m / (1.0 - ADAM_BETA1 ** (t + 1))  # bias correction: m, v start at 0
                 v_hat = v / (1.0 - ADAM_BETA2 ** (t + 1))
                 w -= rate * m_hat / (np.sqrt(v_hat) + ADAM_EPS)

@@ -261,9 +261,9 @@ def test_wrong_width_and_backward_misuse() -> None:
 
 
 @pytest.mark.parametrize(("factor", "exception", "message"), [
-    (0.0, ValueError, "capacity_factor must be positive, got 0.0"),
-    (-1, ValueError, "capacity_factor must be in [0, 1e+06], got -1.0"),
-    (float("nan"), ValueError, "capacity_factor must be in [0, 1e+06], got nan"),
+    (0.0, ValueError, "capacity_factor must be in (0, 1e+06], got 0.0"),
+    (-1, ValueError, "capacity_factor must be in (0, 1e+06], got -1.0"),
+    (float("nan"), ValueError, "capacity_factor must be in (0, 1e+06], got nan"),
     ("1", TypeError, "capacity_factor must be a real number, got str '1'"),
 ])
 def test_dispatch_errors(factor: object, exception: type[Exception], message: str) -> None:

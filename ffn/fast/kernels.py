@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import scipy.special  # type: ignore[import-untyped, unused-ignore]
 
-from ffn._validate import FloatArray, as_float_array, check_choice
+from ffn import _validate as check
+from ffn._validate import FloatArray
 from ffn.activations import ACTIVATIONS, APPROXIMATIONS
 
 __all__ = [
@@ -426,16 +427,16 @@ def get_activation(name: object) -> Activation:
         TypeError: if ``name`` is not a str.
         ValueError: listing the valid names if ``name`` is unknown.
     """
-    return _REGISTRY[check_choice(name, "activation", ACTIVATIONS)]
+    return _REGISTRY[check.choice(name, "activation", ACTIVATIONS)]
 
 
 def _gelu_name(approximate: object) -> str:
-    kind = check_choice(approximate, "approximate", APPROXIMATIONS)
+    kind = check.choice(approximate, "approximate", APPROXIMATIONS)
     return "gelu" if kind == "none" else "gelu_tanh"
 
 
 def _elementwise(kernel: Kernel, x: object) -> FloatArray:
-    array = as_float_array(x, "x")
+    array = check.float_array(x, "x")
     # A fresh output array, so the caller's x is never written.
     out = np.empty(array.shape, dtype=array.dtype)
     apply_blocked(kernel, array, out)
