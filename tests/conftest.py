@@ -7,6 +7,13 @@ import pytest
 from tests.browser import builtsite
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The digit-mutation tests last: they reuse what the docs pages printed in this run
+    (tests/test_docs_digits.py), so they must come after the pages' own tests."""
+    late = [item for item in items if item.nodeid.startswith("tests/test_docs_digits.py::")]
+    items[:] = [item for item in items if item not in late] + late
+
+
 @pytest.fixture(scope="session")
 def site_build(tmp_path_factory: pytest.TempPathFactory) -> builtsite.Build:
     """The site, built once per session as CI builds it (`mkdocs build --strict`, links

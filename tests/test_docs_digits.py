@@ -1,15 +1,21 @@
 """Every number in a docs output block or prose tie is checked: change a digit, a test fails.
 
-For each page, one digit in every output block and every prose tie is changed at once, the page
-is run by the harness, and each changed place must be reported at its own `file:line`. Three
-rounds (seeds) pick different digits. A lint also makes sure no `text` fence escapes the harness
-by not sitting under a python block.
+For each page, one digit in every output block and every prose tie is changed at once, and each
+changed place must be reported at its own `file:line` by the harness's checks. Three rounds
+(seeds) pick different digits. A lint also makes sure no `text` fence escapes the harness by not
+sitting under a python block.
 
-The three rounds share one run of the page's code, since a page's code takes up to half a
-minute and a changed digit in its output or prose cannot change what the code does: the
-harness runs round 0's copy of the page, and right after each block its own checks
-(`_check_output`, `_check_ties`) also compare that block's printed output and namespace with
-the same block of rounds 1 and 2's copies, which pages.load parsed like any other page.
+A changed digit in an output or in prose cannot change what the page's code does, so the code
+need not run again for the changed copies (it takes up to a minute and a half on one page):
+
+- where the docs run of this session ran the page (tests/conftest.py orders these tests after
+  it), the copies are checked with the harness's own checks (`_check_output`, `_check_ties`)
+  against what each block printed and each tie gave in that run (`harness.RECORDED`);
+- otherwise (this file run alone), round 0's copy is run by the harness in a pytester session,
+  and right after each block the same checks also compare rounds 1 and 2's copies with it.
+
+The page with the fewest blocks always takes the second way too, so the whole path (the harness
+running a changed page and naming its lines) stays tested in every run.
 """
 
 from __future__ import annotations
@@ -85,8 +91,8 @@ SEEDS = (0, 1, 2)
 
 def _checking_other_rounds(check: Any, first: Path, others: list[pages.Page]) -> Any:
     """`check` (a harness check of one block), which for a block of the page at ``first``
-    also checks the same block of each page in ``others`` with the same printed output or
-    namespace, and returns every problem found."""
+    also checks the same block of each page in ``others`` with the same printed output or tie
+    values, and returns every problem found."""
     def checked(state: Any, page: pages.Page, block: pages.Block, produced: Any) -> list[str]:
         problems: list[str] = check(state, page, block, produced)
         if page.path.resolve() == first.resolve():
@@ -98,9 +104,43 @@ def _checking_other_rounds(check: Any, first: Path, others: list[pages.Page]) ->
     return checked
 
 
-@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def _report_from_record(page: pages.Page, copies: list[Path]) -> str | None:
+    """The harness's complaints about the changed copies, from what the page's blocks printed
+    and gave when the docs ran in this session; None if they did not all run."""
+    record = harness.RECORDED.get(page.path.resolve(), {})
+    if any(b.start not in record for b in checked_blocks(page)):
+        return None
+    state = harness.State(update=False)
+    problems: list[str] = []
+    for copy in copies:
+        changed = pages.load(copy)
+        for block in changed.blocks:
+            if block.start in record:
+                printed, values = record[block.start]
+                problems += harness._check_output(state, changed, block, printed)
+                problems += harness._check_ties(state, changed, block, values)
+    return "\n".join(problems)
+
+
+def _report_from_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                     copies: list[Path]) -> str:
+    """The harness's report on round 0's copy, run in a pytester session; right after each
+    block, the same checks compare the other rounds' copies with what it printed and gave."""
+    others = [pages.load(copy) for copy in copies[1:]]
+    for name in ("_check_output", "_check_ties"):
+        monkeypatch.setattr(harness, name,
+                            _checking_other_rounds(getattr(harness, name), copies[0], others))
+    result = pytester.runpytest(*ARGS, str(copies[0]))  # only round 0's copy is collected
+    return result.stdout.str()
+
+
+FEWEST_BLOCKS = min(PAGES, key=lambda p: (len(pages.load(p).blocks), p.name))
+CASES = [(p, "recorded") for p in PAGES] + [(FEWEST_BLOCKS, "run")]
+
+
+@pytest.mark.parametrize(("path", "how"), CASES, ids=[f"{p.name}-{how}" for p, how in CASES])
 def test_changing_any_digit_fails_at_its_line(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, path: Path
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, path: Path, how: str
 ) -> None:
     page = pages.load(path)
     copies, changed = [], {}
@@ -111,14 +151,12 @@ def test_changing_any_digit_fails_at_its_line(
         copy.parent.mkdir()
         copy.write_text("\n".join(lines), "utf8")
         copies.append(copy)
-    others = [pages.load(copy) for copy in copies[1:]]
-    for name in ("_check_output", "_check_ties"):
-        monkeypatch.setattr(harness, name,
-                            _checking_other_rounds(getattr(harness, name), copies[0], others))
-    result = pytester.runpytest(*ARGS, str(copies[0]))  # only round 0's copy is collected
-    report = result.stdout.str()
+    report = _report_from_record(page, copies) if how == "recorded" else None
+    if report is None:
+        report = _report_from_run(pytester, monkeypatch, copies)
     for seed in SEEDS:
-        missed = [n for n in changed[seed] if f"round{seed}/{path.name}:{n}:" not in report]
+        name = pages.display(copies[seed])
+        missed = [n for n in changed[seed] if f"{name}:{n}:" not in report]
         assert not missed, (f"round {seed}: changed digits at lines {missed} of {path.name} "
                             f"went unnoticed:\n{report}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import importlib
 import importlib.util
@@ -20,14 +21,20 @@ sys.modules["figures_build"] = build
 spec.loader.exec_module(build)
 
 
+@functools.cache
+def first_drawing() -> dict[str, bytes]:
+    """Every figure drawn once, shared by the two tests below (drawing takes half a minute)."""
+    return build.render_all()
+
+
 def test_committed_figures_are_current() -> None:
-    problems = build.check(build.render_all())
+    problems = build.check(first_drawing())
     hint = "\nrun ./scripts/make-figures and commit docs/figures/"
     assert not problems, "\n".join(problems) + hint
 
 
 def test_drawing_twice_gives_the_same_bytes() -> None:
-    assert build.render_all() == build.render_all()
+    assert build.render_all() == first_drawing()
 
 
 # --- the diagrams (scripts/figures/diagrams.py, errata.py) ------------------------------------

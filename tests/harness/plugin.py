@@ -93,6 +93,11 @@ class State:
 # A stack, so that a pytest run inside a test (the harness's own tests) gets its own state.
 _states: list[State] = []
 
+# What each block printed and what its prose ties gave, by page and block start line, as the
+# blocks ran: tests/test_docs_digits.py checks changed copies of a page against this instead of
+# running the page's code a second time (a changed digit cannot change what the code does).
+RECORDED: dict[Path, dict[int, tuple[str, list[str | Exception]]]] = {}
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -156,8 +161,10 @@ class CheckedRunner(DefaultRunner):
             with contextlib.redirect_stdout(printed):
                 _exec(block, path, namespace)
             state.store(block)[path] = Live(block.start, namespace, _print_options(), os.getcwd())
+            values = tie_values(block, namespace)
+            RECORDED.setdefault(path.resolve(), {})[block.start] = (printed.getvalue(), values)
             problems = _check_output(state, page, block, printed.getvalue())
-            problems += _check_ties(state, page, block, namespace)
+            problems += _check_ties(state, page, block, values)
         finally:
             os.chdir(home)
             _reset_print_state(None)
@@ -282,15 +289,25 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
             f"{block.start} prints\n" + _diff(shown, produced)]
 
 
-def _check_ties(state: State, page: Page, block: Block, namespace: dict[str, Any]) -> list[str]:
+def tie_values(block: Block, namespace: dict[str, Any]) -> list[str | Exception]:
+    """What each prose tie after the block gives in its namespace (or the exception it raises)."""
+    values: list[str | Exception] = []
+    for _, m in block.ties:
+        try:
+            values.append(eval("f" + repr(m["expr"]), namespace))  # the comment is an f-string
+        except Exception as exc:  # reported at the page's line by _check_ties
+            values.append(exc)
+    return values
+
+
+def _check_ties(state: State, page: Page, block: Block, values: list[str | Exception]
+                ) -> list[str]:
     problems: list[str] = []
     fixes: dict[int, list[tuple[int, int, str]]] = {}  # line -> (start, end, new text)
-    for n, m in block.ties:
-        try:
-            value = eval("f" + repr(m["expr"]), namespace)  # the comment is an f-string
-        except Exception as exc:  # report it at the page's line, not deep in eval
+    for (n, m), value in zip(block.ties, values, strict=True):
+        if isinstance(value, Exception):  # report it at the page's line, not deep in eval
             problems.append(f"{page.name}:{n + 1}: prose tie {m['expr']!r} cannot be "
-                            f"evaluated: {type(exc).__name__}: {exc}")
+                            f"evaluated: {type(value).__name__}: {value}")
             continue
         if value == m["shown"]:
             continue
