@@ -67,6 +67,9 @@ def audit(url: str, out: Path, preset: str | None) -> dict[str, object]:
             f"--only-categories={','.join(CATEGORIES)}",
             "--output=json", "--output=html", f"--output-path={out}",
             f"--chrome-flags={' '.join(flags)}",
+            # The full-page screenshot only illustrates the HTML report (no audit scores it)
+            # and takes seconds on a long page.
+            "--disable-full-page-screenshot",
             "--quiet",
         ]
         if preset:
