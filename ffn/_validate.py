@@ -71,7 +71,7 @@ def seed(value: object, name: str = "seed") -> int | None:
 
 
 def real(value: object, name: str, low: float, high: float, high_open: bool,
-               low_open: bool = False) -> float:
+         low_open: bool = False) -> float:
     """``value`` as a float in ``[low, high]``, the ends open with ``low_open``/``high_open``."""
     is_real = isinstance(value, (int, float, np.integer, np.floating))
     if isinstance(value, (bool, np.bool_)) or not is_real:
@@ -123,8 +123,8 @@ def shared_dtype(arrays: dict[str, FloatArray | None]) -> np.dtype[np.floating[A
 
 
 def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, ...] = (),
-                 known: dict[str, int] | None = None) -> tuple[dict[str, FloatArray | None],
-                                                               dict[str, int]]:
+           known: dict[str, int] | None = None
+           ) -> tuple[dict[str, FloatArray | None], dict[str, int]]:
     """Parameters checked against their axes (``{"W1": "d_model d_ff"}``), and each axis' size.
 
     A size comes from ``known``, else from the first parameter with that axis.
@@ -164,7 +164,7 @@ def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, 
 
 
 def output_grad(dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any],
-             caller: str) -> FloatArray:
+                caller: str) -> FloatArray:
     """``dy`` for a ``backward``: after a forward (``out_shape`` not None), of that shape."""
     if out_shape is None:
         raise RuntimeError(f"backward() called before a forward pass: call {caller}(x) first")
