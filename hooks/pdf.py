@@ -11,11 +11,11 @@
    download buttons dropped; every figure gets a numbered caption from its alt text. A list of
    contents, linking each section, comes first. The page is left out of the search index.
 2. `ffn-by-the-numbers.pdf` (linked from the home page) is that page printed by Chromium
-   (`/usr/bin/chromium --headless --print-to-pdf`, A4, light scheme: docs/stylesheets/print.css
-   hides dark-only figures and the site's chrome). Chromium turns the page's `#` links into
-   links inside the PDF. Where Chromium is missing (an author's Mac), the build still succeeds
-   and says that the PDF was skipped; the tests (tests/test_pdf.py) require it. `mkdocs serve`
-   skips it (a reload must stay fast).
+   (`/usr/bin/chromium --headless --print-to-pdf`, A4, light scheme: the print rules at the
+   end of docs/stylesheets/extra.css hide dark-only figures and the site's chrome). Chromium
+   turns the page's `#` links into links inside the PDF. Where Chromium is missing (an
+   author's Mac), the build still succeeds and says that the PDF was skipped; the tests
+   (tests/test_pdf.py) require it. `mkdocs serve` skips it (a reload must stay fast).
 """
 
 from __future__ import annotations
