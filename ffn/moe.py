@@ -186,7 +186,8 @@ class MixtureOfExperts(Layer):
         Raises:
             TypeError, ValueError: for a ``capacity_factor`` not a number in (0, 1e6].
         """
-        factor = check.real(capacity_factor, "capacity_factor", 0.0, 1e6, False, low_open=True)
+        factor = check.real(capacity_factor, "capacity_factor", 0.0, 1e6, high_open=False,
+                            low_open=True)
         chosen = self.route(x)[1].reshape(-1, self.top_k)  # (N, top_k)
         capacity = math.ceil(factor * chosen.size / self.n_experts)
         assigned = np.bincount(chosen.ravel(), minlength=self.n_experts)  # (n_experts,)

@@ -10,8 +10,7 @@ from tests.browser import builtsite
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The digit-mutation tests last: they reuse what the docs pages printed in this run
     (tests/test_docs_digits.py), so they must come after the pages' own tests."""
-    late = [item for item in items if item.nodeid.startswith("tests/test_docs_digits.py::")]
-    items[:] = [item for item in items if item not in late] + late
+    items.sort(key=lambda item: item.nodeid.startswith("tests/test_docs_digits.py::"))  # stable
 
 
 @pytest.fixture(scope="session")
