@@ -28,10 +28,7 @@ APPROXIMATIONS: tuple[str, ...] = ("none", "tanh")
 erfc: Callable[[Any], FloatArray] = scipy.special.erfc
 sigmoid: Callable[[Any], FloatArray] = scipy.special.expit  # 1 / (1 + exp(-x)), stable
 
-Function = Callable[[FloatArray], FloatArray]
-
-
-def _elementwise(f: Function) -> Callable[[object], FloatArray]:
+def _elementwise(f: Callable[[FloatArray], FloatArray]) -> Callable[[object], FloatArray]:
     """Check the input, keep its float dtype, and return an array (not a numpy scalar)."""
 
     @functools.wraps(f)
@@ -117,14 +114,7 @@ def gelu(x: object, approximate: str = "none") -> FloatArray:
 
     Exact, in float64: within 3 ulp for ``x >= -1``; below, erfc's steep tail magnifies the
     rounding of ``x / sqrt 2``: at most ``10 + 1.5 * x**2`` ulp for ``|x| <= 10``. The tanh
-    form is at most about 4.7e-4 from the exact one.
-
-    Args:
-        x: real array-like, any shape.
-        approximate: ``"none"`` (exact) or ``"tanh"``.
-
-    Raises:
-        TypeError, ValueError: for data that is not real numbers, or another ``approximate``.
+    form is at most about 4.7e-4 from the exact one. ``approximate``: ``"none"`` or ``"tanh"``.
     """
     exact = check.choice(approximate, "approximate", APPROXIMATIONS) == "none"
     return (_gelu_exact if exact else _gelu_tanh)(x)

@@ -5,14 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ffn.report import (
-    Discrepancy,
-    differing_decimal,
-    discrepancies,
-    fraction_word,
-    markdown_table,
-    ordinal,
-)
+from ffn.report import Discrepancy, discrepancies, markdown_table
 
 
 def test_correct_roundings_are_not_discrepancies() -> None:
@@ -57,27 +50,3 @@ def test_units_widens_the_tolerance_to_forgive_a_last_digit_one_off() -> None:
     assert discrepancies(published, computed, units=2) == []
     with pytest.raises(ValueError, match="units must be a non-negative number, got -1"):
         discrepancies([1], [1], units=-1)
-
-
-@pytest.mark.parametrize(("value", "word"), [(0.26, "quarter"), (0.6553, "two-thirds"),
-                                             (1 / 3, "third"), (2.04, "twice"), (0.098, "tenth")])
-def test_fraction_word_names_the_nearest_simple_fraction(value: float, word: str) -> None:
-    assert fraction_word(value) == word
-
-
-def test_fraction_word_refuses_a_value_far_from_every_fraction() -> None:
-    with pytest.raises(ValueError, match=r"0\.42 is not within 5% of a simple fraction"):
-        fraction_word(0.42)
-    assert fraction_word(0.42, tolerance=0.2) == "half"
-
-
-def test_differing_decimal_and_its_ordinal_word() -> None:
-    assert differing_decimal(0.841112, 0.841192) == 5
-    assert differing_decimal(0.66656, 0.66627) == 4
-    assert ordinal(differing_decimal(0.5, 0.4)) == "first"
-    with pytest.raises(ValueError, match="agree to 12 decimal places"):
-        differing_decimal(0.25, 0.25)
-    with pytest.raises(ValueError, match="differ before the decimal point"):
-        differing_decimal(1.5, 0.5)
-    with pytest.raises(ValueError, match="no ordinal word for 13"):
-        ordinal(13)

@@ -6,7 +6,7 @@ pytest-markdown-docs collects and executes the fences; this plugin adds what it 
   `<!-- output: markdown -->` region); a block that prints with nothing under it fails unless
   its code says `# output not shown: <reason>`;
 - prose numbers tied to code (`0.602<!--= {expr:.3f} -->`) are compared with the f-string
-  evaluated in the namespace of the last block above them;
+  evaluated in the namespace of the last block above them (plus `words`, harness/words.py);
 - `continuation` chains reuse the previous block's namespace instead of re-running the chain;
 - `torch` blocks (PyTorch tabs) run only where `import torch` works, else they are skipped
   with a visible reason (failed under FFN_REQUIRE_TORCH=1); they are side branches of a chain;
@@ -32,7 +32,7 @@ from markdown_it import MarkdownIt
 from pytest_markdown_docs._runners import DefaultRunner, register_runner
 from pytest_markdown_docs.definitions import FenceTestDefinition
 
-from tests.harness import optional
+from tests.harness import optional, words
 from tests.harness import page as pages
 from tests.harness.page import Block, Page
 
@@ -292,9 +292,10 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
 def tie_values(block: Block, namespace: dict[str, Any]) -> list[str | Exception]:
     """What each prose tie after the block gives in its namespace (or the exception it raises)."""
     values: list[str | Exception] = []
+    scope = {**namespace, "words": words}  # a copy: the page's blocks do not see `words`
     for _, m in block.ties:
         try:
-            values.append(eval("f" + repr(m["expr"]), namespace))  # the comment is an f-string
+            values.append(eval("f" + repr(m["expr"]), scope))  # the comment is an f-string
         except Exception as exc:  # reported at the page's line by _check_ties
             values.append(exc)
     return values
