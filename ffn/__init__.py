@@ -20,8 +20,6 @@ from ffn.activations import (
 from ffn.counting import (
     count_attention_parameters,
     count_flops,
-    count_moe_flops,
-    count_moe_parameters,
     count_parameters,
     largest_d_ff,
     llama_d_ff,
@@ -31,7 +29,7 @@ from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import MODELS, MOE_MODELS, ModelDims, get_model
-from ffn.moe import Dispatch, MixtureOfExperts
+from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
 from ffn.report import Discrepancy, discrepancies, markdown_table
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error

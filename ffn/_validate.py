@@ -50,24 +50,18 @@ def float_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype[np.floating[A
     return resolved.newbyteorder("=")
 
 
-def positive_int(value: object, name: str) -> int:
-    """``value`` as an int if it is a positive integer; a bool is refused (``True`` as a width)."""
+def positive_int(value: object, name: str, low: int = 1, kind: str = "an int") -> int:
+    """``value`` as an int ``>= low``; a bool is refused (``True`` as a width)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {describe(value)}")
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
+        raise TypeError(f"{name} must be {kind}, got {describe(value)}")
+    if value < low:
+        raise ValueError(f"{name} must be {'positive' if low else 'non-negative'}, got {value}")
     return int(value)
 
 
 def seed(value: object, name: str = "seed") -> int | None:
     """A seed for ``np.random.default_rng``: a non-negative int (not a bool), or None."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int or None, got {describe(value)}")
-    if value < 0:
-        raise ValueError(f"{name} must be non-negative, got {value}")
-    return int(value)
+    return None if value is None else positive_int(value, name, 0, "an int or None")
 
 
 def real(value: object, name: str, low: float, high: float, high_open: bool,
@@ -130,8 +124,8 @@ def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, 
     A size comes from ``known``, else from the first parameter with that axis.
     """
     arrays: dict[str, FloatArray | None] = {}
-    # axis name -> (size, the parameter that set it, or "" for a known size)
-    sizes = {axis: (size, "") for axis, size in (known or {}).items()}
+    size = dict(known or {})  # axis -> its size
+    source: dict[str, str] = {}  # axis -> the parameter that set its size (not for `known`)
     for name, value in given.items():
         if value is None and name in optional:
             arrays[name] = None
@@ -139,28 +133,29 @@ def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, 
         array = arrays[name] = float_array(value, name)
         names = axes[name].split()
         spec = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
-        bound = tuple(sizes[a][0] if a in sizes else -1 for a in names)
-        full = spec if -1 in bound or len(names) > 1 else f"{spec} = {bound}"  # "(d_ff,) = (4,)"
-        if array.ndim != len(names) or (array.ndim == 1 and -1 not in bound
-                                         and array.shape != bound):
-            raise ValueError(f"{name} must be {len(names)}-D with shape {full}, "
+        if len(names) == 1 and names[0] in size and array.shape != (size[names[0]],):
+            raise ValueError(f"{name} must be 1-D with shape {spec} = ({size[names[0]]},), "
+                             f"got shape {array.shape}")
+        if array.ndim != len(names):
+            raise ValueError(f"{name} must be {len(names)}-D with shape {spec}, "
                              f"got shape {array.shape}")
         if 0 in array.shape:
             raise ValueError(f"{name} has shape {array.shape}: both dimensions of {spec} "
                              "must be positive")
-        for axis, size in zip(names, array.shape, strict=True):
-            expected, source = sizes.setdefault(axis, (int(size), name))
-            if size != expected:
-                want = tuple(sizes.get(a, (n, ""))[0] for a, n in zip(names, array.shape,
-                                                                        strict=True))
-                other = arrays.get(source)
-                why = f"{axis} is {expected}" if other is None else \
-                    f"{source} has shape {other.shape}"
-                raise ValueError(f"{name} has shape {array.shape} but {why}: "
-                                 f"{name} must be {spec} = {want}")
+        want = tuple(size.get(a, n) for a, n in zip(names, array.shape, strict=True))
+        if array.shape != want:
+            axis = next(a for a, n, w in zip(names, array.shape, want, strict=True) if n != w)
+            other = arrays.get(source.get(axis, ""))
+            why = f"{axis} is {size[axis]}" if other is None else \
+                f"{source[axis]} has shape {other.shape}"
+            raise ValueError(f"{name} has shape {array.shape} but {why}: "
+                             f"{name} must be {spec} = {want}")
+        for axis, n in zip(names, array.shape, strict=True):
+            if axis not in size:
+                size[axis], source[axis] = int(n), name
     if any(a is not None for a in arrays.values()):
         shared_dtype(arrays)  # one dtype for all, or a TypeError
-    return arrays, {axis: size for axis, (size, _) in sizes.items()}
+    return arrays, size
 
 
 def output_grad(dy: object, out_shape: tuple[int, ...] | None, dtype: np.dtype[Any],

@@ -18,9 +18,8 @@ def count_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = F
     return weights + biases
 
 
-def count_flops(
-    d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False, backward: bool = False
-) -> int:
+def count_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
+                backward: bool = False) -> int:
     """FLOPs of the block's matrix products for ``n_tokens`` tokens (``backward``: plus backward).
 
     An ``(n, k) @ (k, m)`` product costs ``2 n k m`` (a multiply and an add per term); backward
@@ -56,52 +55,15 @@ def count_attention_parameters(d_model: int, bias: bool = True, kv_dim: int | No
     return 2 * d_model * (d_model + kv) + biases
 
 
-def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
-                         bias: bool = True, gated: bool = False) -> int:
-    """Parameters of ``n_experts`` blocks and their ``(d_model, n_experts)`` router.
-
-    With ``top_k``, only what one token uses: ``top_k`` experts and the router.
-
-    Raises:
-        ValueError: also for a ``top_k`` above ``n_experts``.
-    """
-    n_experts = check.positive_int(n_experts, "n_experts")
-    used = n_experts if top_k is None else check_top_k(top_k, n_experts)
-    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
-
-
-def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
-                    gated: bool = False, backward: bool = False) -> int:
-    """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
-    top_k = check_top_k(top_k, check.positive_int(n_experts, "n_experts"))
-    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
-    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
-    return experts + (3 * router if backward else router)
-
-
-def check_top_k(top_k: object, n_experts: int) -> int:
-    """``top_k`` if it is an int in ``[1, n_experts]``."""
-    top_k = check.positive_int(top_k, "top_k")
-    if top_k > n_experts:
-        raise ValueError(f"top_k must be at most n_experts = {n_experts}, got {top_k}")
-    return top_k
-
-
 def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = False) -> int:
     """The largest ``d_ff`` with ``count_parameters(d_model, d_ff, bias, gated) <= budget``.
 
-    Raises:
-        ValueError: also if even ``d_ff = 1`` is over the budget.
+    A ValueError if even ``d_ff = 1`` is over the budget.
     """
     budget = check.positive_int(budget, "budget")
-    d_model = check.positive_int(d_model, "d_model")
-    n_in = 2 if check.boolean(gated, "gated") else 1
-    with_bias = check.boolean(bias, "bias")
-    per_unit = (n_in + 1) * d_model + (n_in if with_bias else 0)  # cost of one more d_ff
-    fixed = d_model if with_bias else 0  # b2 does not grow with d_ff
-    d_ff = (budget - fixed) // per_unit
-    if d_ff < 1:
-        smallest = count_parameters(d_model, 1, bias=with_bias, gated=n_in == 2)
+    smallest = count_parameters(d_model, 1, bias, gated)  # and checks the other arguments
+    per_unit = count_parameters(d_model, 2, bias, gated) - smallest  # each unit costs the same
+    if budget < smallest:
         raise ValueError(
             f"budget {budget} is below the {smallest} parameters of a block with d_ff = 1")
-    return d_ff
+    return 1 + (budget - smallest) // per_unit

@@ -60,10 +60,7 @@ class FeedForward(Layer):
     def random(cls, d_model: int, d_ff: int, activation: str = "gelu",
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
                bias: bool = True) -> FeedForward:
-        """A block with random weights (see ``random_weights``), zero biases or none (``bias``).
-
-        ``seed`` is for ``np.random.default_rng``: an int >= 0, or None for fresh entropy.
-        """
+        """Random weights (``random_weights``; ``seed``: int >= 0 or None), zero biases or none."""
         d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
         check.choice(activation, "activation", ACTIVATIONS)  # before drawing anything
         W1, W2 = random_weights(seed, dtype, (d_model, d_ff), (d_ff, d_model))

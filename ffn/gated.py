@@ -85,8 +85,7 @@ class GatedFeedForward(Layer):
         """Random ``W``, ``V``, ``W2`` (drawn in that order), zero biases with ``bias``."""
         d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
         check.choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
-        shapes = (d_model, d_ff), (d_model, d_ff), (d_ff, d_model)
-        W, V, W2 = random_weights(seed, dtype, *shapes)
+        W, V, W2 = random_weights(seed, dtype, (d_model, d_ff), (d_model, d_ff), (d_ff, d_model))
         b, c, b2 = (np.zeros(n, W.dtype) if check.boolean(bias, "bias") else None
                     for n in (d_ff, d_ff, d_model))
         return cls(W, V, W2, b, c, b2, variant=variant)

@@ -44,10 +44,9 @@ class LayerNorm(Layer):
                                      else np.float64)
         if found and found[0] != resolved:
             raise TypeError(f"dtype {resolved} does not match the dtype of gamma/beta ({found[0]})")
-        ones, zeros = np.ones(d_model, resolved), np.zeros(d_model, resolved)
-        params: dict[str, FloatArray | None] = {"gamma": ones if w["gamma"] is None else w["gamma"],
-                  "beta": zeros if w["beta"] is None else w["beta"]}
-        super().__init__(resolved, d_model, d_model, "d_model", params)
+        default = {"gamma": np.ones(d_model, resolved), "beta": np.zeros(d_model, resolved)}
+        super().__init__(resolved, d_model, d_model, "d_model",
+                         {k: default[k] if a is None else a for k, a in w.items()})
         self.d_model = d_model
 
     @quiet

@@ -12,11 +12,10 @@ from ffn import _validate as check
 from ffn.counting import (
     count_attention_parameters,
     count_flops,
-    count_moe_flops,
-    count_moe_parameters,
     count_parameters,
     llama_d_ff,
 )
+from ffn.moe import count_moe_flops, count_moe_parameters
 
 
 @dataclass(frozen=True)
@@ -91,8 +90,7 @@ class ModelDims:
     def parameter_parts(self) -> dict[str, int]:
         """Whole-model parameters by part: FFN, attention, embeddings, norms, head, other.
 
-        Raises:
-            ValueError: if ``vocab_size`` is not given.
+        A ValueError if ``vocab_size`` is not given.
         """
         if self.vocab_size is None:
             raise ValueError(f"{self.name}: no vocab_size, so no whole-model count")
@@ -175,8 +173,7 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 def get_model(name: str) -> ModelDims:
     """The entry of ``MODELS`` or ``MOE_MODELS`` called ``name`` (exact, e.g. ``"GPT-2 small"``).
 
-    Raises:
-        KeyError: listing the valid names, if there is no such model.
+    A KeyError listing the valid names if there is no such model.
     """
     for model in (*MODELS, *MOE_MODELS):
         if model.name == name:

@@ -12,13 +12,36 @@ from numpy.typing import DTypeLike
 from ffn import _validate as check
 from ffn._layer import Layer, param, quiet, random_weights
 from ffn._validate import FloatArray
-from ffn.counting import check_top_k
+from ffn.counting import count_flops, count_parameters
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 
-__all__ = ["Dispatch", "MixtureOfExperts"]
-
 Expert = FeedForward | GatedFeedForward
+
+
+def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
+                         bias: bool = True, gated: bool = False) -> int:
+    """Parameters of ``n_experts`` blocks and their router (``top_k``: those a token uses)."""
+    n_experts = check.positive_int(n_experts, "n_experts")
+    used = n_experts if top_k is None else check_top_k(top_k, n_experts)
+    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
+
+
+def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
+                    gated: bool = False, backward: bool = False) -> int:
+    """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
+    top_k = check_top_k(top_k, check.positive_int(n_experts, "n_experts"))
+    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
+    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
+    return experts + (3 * router if backward else router)
+
+
+def check_top_k(top_k: object, n_experts: int) -> int:
+    """``top_k`` if it is an int in ``[1, n_experts]``."""
+    top_k = check.positive_int(top_k, "top_k")
+    if top_k > n_experts:
+        raise ValueError(f"top_k must be at most n_experts = {n_experts}, got {top_k}")
+    return top_k
 
 
 class Dispatch(NamedTuple):
@@ -57,8 +80,7 @@ class MixtureOfExperts(Layer):
     """
 
     _caller = "moe"
-    router = param("router")
-    """Router matrix ``(d_model, n_experts)``, read-only."""
+    router = param("router")  # (d_model, n_experts), read-only
 
     def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
                  normalize: bool = True) -> None:
@@ -93,9 +115,7 @@ class MixtureOfExperts(Layer):
                dtype: DTypeLike = np.float64) -> MixtureOfExperts:
         """A random router and ``n_experts`` random experts (see ``random_weights``).
 
-        ``variant``: None for GELU ``FeedForward`` experts (zero biases), else one of
-        ``ffn.GATED_VARIANTS`` for ``GatedFeedForward`` experts (no biases); the other
-        arguments as in ``FeedForward.random``.
+        ``variant``: None for GELU ``FeedForward`` experts, else ``GatedFeedForward`` ones.
         """
         d_model, n_experts = check.positive_int(d_model, "d_model"), check.positive_int(
             n_experts, "n_experts")
@@ -181,10 +201,8 @@ class MixtureOfExperts(Layer):
     def dispatch(self, x: object, capacity_factor: float = 1.0) -> Dispatch:
         """What a capacity of ``ceil(capacity_factor * N * top_k / n_experts)`` per expert drops.
 
-        First come first served, in row order; ``forward`` itself drops nothing.
-
-        Raises:
-            TypeError, ValueError: for a ``capacity_factor`` not a number in (0, 1e6].
+        First come first served, in row order; ``forward`` itself drops nothing. A TypeError or
+        ValueError for a ``capacity_factor`` not a number in (0, 1e6].
         """
         factor = check.real(capacity_factor, "capacity_factor", 0.0, 1e6, high_open=False,
                             low_open=True)

@@ -37,6 +37,7 @@ class Sublayer(Layer):
     """
 
     _caller = "sublayer"
+
     def __init__(self, block: FeedForward | GatedFeedForward, norm: LayerNorm,
                  placement: str = "pre", dropout: float = 0.0, seed: int | None = 0) -> None:
         if not isinstance(block, (FeedForward, GatedFeedForward)):
@@ -90,7 +91,7 @@ class Sublayer(Layer):
         return kept.astype(self.dtype) / np.asarray(1.0 - self.dropout, self.dtype)
 
     @staticmethod
-    def _drop(f: FloatArray, keep: FloatArray | None) -> FloatArray:
+    def _drop(f: FloatArray, keep: FloatArray | None) -> FloatArray:  # dropout, if any
         return f if keep is None else f * keep
 
     @quiet

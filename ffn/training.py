@@ -26,16 +26,14 @@ class FitResult:
     """What ``fit`` returns: the trained block and the loss along the way."""
 
     block: FeedForward  # a new block: the one passed to fit is unchanged
-    losses: FloatArray  # (steps + 1,) float64: losses[t] is the loss on all of X after t updates
+    losses: FloatArray  # (steps + 1,) float64: losses[t] is the loss after t updates
 
 
 @quiet  # inf and NaN give inf or NaN silently, as in every layer
 def mean_squared_error(y: object, target: object) -> float:
     """Mean of ``(y - target) ** 2`` over every entry, in float64, as a Python float.
 
-    Raises:
-        TypeError: if either is not real numeric data.
-        ValueError: if the shapes differ or the arrays are empty.
+    A TypeError for data that is not real numbers, a ValueError for two shapes or no entries.
     """
     y_arr = check.float_array(y, "y")
     t_arr = check.float_array(target, "target")
@@ -58,10 +56,9 @@ def _check_data(block: FeedForward, X: object, Y: object) -> tuple[FloatArray, F
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{name} contains NaN or infinity")
         arrays.append(array.astype(block.dtype, copy=False))
-    X_arr, Y_arr = arrays
-    if X_arr.shape != Y_arr.shape:
-        raise ValueError(f"X has shape {X_arr.shape} but Y has shape {Y_arr.shape}")
-    return X_arr, Y_arr
+    if arrays[0].shape != arrays[1].shape:
+        raise ValueError(f"X has shape {arrays[0].shape} but Y has shape {arrays[1].shape}")
+    return arrays[0], arrays[1]
 
 
 def _make_block(like: FeedForward, params: dict[str, FloatArray]) -> FeedForward:
@@ -71,26 +68,22 @@ def _make_block(like: FeedForward, params: dict[str, FloatArray]) -> FeedForward
 
 
 def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
-        optimizer: str = "adam", batch_size: int | None = None, seed: int | None = 0
-        ) -> FitResult:
+        optimizer: str = "adam") -> FitResult:
     """Train a copy of ``block`` so that ``block(X)`` approaches ``Y`` in mean squared error.
 
-    Each step: forward on a batch, ``dL/dy = 2 (y - Y) / y.size``, ``backward``, then SGD
-    (``w -= lr * g``) or Adam (Kingma & Ba 2015) on every weight.
+    Each step, on all of ``X`` (full-batch): forward, ``dL/dy = 2 (y - Y) / y.size``,
+    ``backward``, then SGD (``w -= lr * g``) or Adam (Kingma & Ba 2015) on every weight.
 
     Args:
         block: the starting point; it is not modified.
-        X: inputs, ``(n, d_model)``, finite; cast to the block's dtype.
-        Y: targets, ``(n, d_model)``, finite; cast to the block's dtype.
+        X: inputs ``(n, d_model)``, finite; cast to the block's dtype.
+        Y: targets ``(n, d_model)``, finite; cast to the block's dtype.
         steps: number of updates, a positive int.
         lr: learning rate, a positive finite number.
         optimizer: ``"adam"`` or ``"sgd"`` (see ``ffn.OPTIMIZERS``).
-        batch_size: rows per step, ``1 <= batch_size <= n``; ``None`` uses all ``n`` rows.
-        seed: for ``np.random.default_rng``, which draws each batch's rows without replacement;
-            ``None`` draws fresh entropy.
 
     Returns:
-        The trained block (a new one, like ``block``) and the loss on all of ``X`` per step.
+        The trained block (a new one, like ``block``) and the loss after 0, 1, ..., steps updates.
 
     Raises:
         TypeError, ValueError: for arguments of the wrong type, shape or range.
@@ -102,12 +95,6 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
     steps = check.positive_int(steps, "steps")
     rate = check.real(lr, "lr", 0.0, math.inf, high_open=True, low_open=True)
     check.choice(optimizer, "optimizer", OPTIMIZERS)
-    n_rows = X_arr.shape[0]
-    if batch_size is not None:
-        batch_size = check.positive_int(batch_size, "batch_size")
-        if batch_size > n_rows:
-            raise ValueError(f"batch_size is {batch_size} but X has only {n_rows} rows")
-    rng = np.random.default_rng(check.seed(seed))
 
     # Our own writable copies: a block's weights are read-only.
     params = {k: np.array(w) for k in ("W1", "b1", "W2", "b2") if (w := getattr(block, k))
@@ -120,19 +107,14 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
     # Overflow in a diverging run is reported once, as FloatingPointError, below.
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(steps + 1):
-            y = current(X_arr)  # (n, d_model): forward on all rows, for the loss history
+            y = current(X_arr)  # (n, d_model)
             losses[t] = mean_squared_error(y, Y_arr)
             if not math.isfinite(losses[t]):
                 raise FloatingPointError(
                     f"the loss became {losses[t]} after {t} steps: lower lr (it is {rate})")
             if t == steps:
                 break
-            target = Y_arr  # (n, d_model)
-            if batch_size is not None:
-                rows = rng.choice(n_rows, size=batch_size, replace=False)  # (batch,)
-                y, target = current(X_arr[rows]), Y_arr[rows]  # (batch, d_model) each
-            dy = (2.0 / y.size) * (y - target)  # dL/dy of the batch's mean squared error
-            current.backward(dy)
+            current.backward((2.0 / y.size) * (y - Y_arr))  # dL/dy of the mean squared error
             for name, w in params.items():
                 g = current.grads[name]
                 assert g is not None  # present exactly when the parameter is
