@@ -1,21 +1,130 @@
-"""Fixtures shared by tests/ and tests/browser/."""
+"""Fixtures shared by tests/ and tests/browser/, and the order the tests run in.
+
+The site's build and the browser's visit of every page take minutes, and they mostly wait on
+other processes (mkdocs, the notebook kernels, Chromium). So as soon as collection shows that
+some test needs them, they start on threads of their own (`SiteWork`), and the tests that need
+them run last: the unit tests and the pages run on one core while the site is built and
+visited on the other. The site tests then check that one build exactly as before.
+"""
 
 from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 from tests.browser import builtsite
 
+if TYPE_CHECKING:
+    from tests.browser.conftest import Visit
+
+T = TypeVar("T")
+
+
+def _in_background(work: Callable[[], T]) -> Future[T]:
+    """Run ``work`` on a daemon thread (so a stopped session does not wait for it)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(work())
+        except BaseException as error:  # re-raised in the test that asks for the result
+            future.set_exception(error)
+
+    threading.Thread(target=run, name="site-work", daemon=True).start()
+    return future
+
+
+class SiteWork:
+    """The session's one site build and its visits, each started once, on first need."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="ffn-site-"))
+        self._lock = threading.Lock()
+        self._build: Future[builtsite.Build] | None = None
+        self._visits: dict[str, Future[list[Visit]]] = {}
+        self.processes: list[subprocess.Popen[str]] = []  # to stop at the session's end
+
+    def build(self) -> Future[builtsite.Build]:
+        with self._lock:
+            if self._build is None:
+                self._build = _in_background(
+                    lambda: builtsite.build_once(self.root, self.processes.append))
+            return self._build
+
+    def visits(self, scheme: str) -> Future[list[Visit]]:
+        """Every page visited in ``scheme``, after the build; the two schemes run at once."""
+        from tests.browser.conftest import visit_all  # only where the browser tests are
+
+        build = self.build()
+        with self._lock:
+            if scheme not in self._visits:
+                self._visits[scheme] = _in_background(
+                    lambda: visit_all(build.result(), scheme))
+            return self._visits[scheme]
+
+
+_WORK = pytest.StashKey[SiteWork]()
+
+
+def site_work(config: pytest.Config) -> SiteWork:
+    if _WORK not in config.stash:
+        config.stash[_WORK] = SiteWork()
+    return config.stash[_WORK]
+
+
+def _rank(item: pytest.Item) -> int:
+    if item.nodeid.startswith("tests/browser/test_lighthouse.py::"):
+        return 3  # last: its performance figures need a machine with nothing else running
+    if "site_build" in getattr(item, "fixturenames", ()):
+        return 2  # after the rest, while the site is built (and visited) in the background
+    if item.nodeid.startswith("tests/test_docs_digits.py::"):
+        return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
+    return 0
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The digit-mutation tests last: they reuse what the docs pages printed in this run
-    (tests/test_docs_digits.py), so they must come after the pages' own tests."""
-    items.sort(key=lambda item: item.nodeid.startswith("tests/test_docs_digits.py::"))  # stable
+    items.sort(key=_rank)  # stable: each group keeps the order pytest collected it in
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the build, and the visits, now if a collected test needs them; not with
+    --update-docs, which rewrites pages while the tests run (they are built when first asked
+    for, after the pages)."""
+    if session.config.getoption("--update-docs", default=False):
+        return
+    missing = builtsite.missing_tools()  # then the browser tests are skipped or fail at once
+    needed = {name for item in session.items for name in getattr(item, "fixturenames", ())
+              if not (missing and item.get_closest_marker("browser"))}
+    if "site_build" in needed:
+        site_work(session.config).build()
+    if "visits" in needed:
+        from tests.browser.conftest import SCHEMES
+
+        for scheme in SCHEMES:
+            site_work(session.config).visits(scheme)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    work = session.config.stash.get(_WORK, None)
+    if work is None:
+        return
+    for process in work.processes:  # a build still running when the session stopped early
+        if process.poll() is None:
+            process.kill()
+    shutil.rmtree(work.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def site_build(tmp_path_factory: pytest.TempPathFactory) -> builtsite.Build:
+def site_build(request: pytest.FixtureRequest) -> builtsite.Build:
     """The site, built once per session as CI builds it (`mkdocs build --strict`, links
-    checked, notebooks run) for test_site, test_notebooks and the browser tests; it takes a
-    third of a minute and more, so it is not repeated for each of them."""
-    return builtsite.build_once(tmp_path_factory.mktemp("site"))
+    checked, notebooks run) for test_site, test_notebooks, test_pdf and the browser tests."""
+    return site_work(request.config).build().result()
+

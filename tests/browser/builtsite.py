@@ -15,7 +15,7 @@ import sys
 import threading
 import urllib.parse
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,11 +71,16 @@ def url_prefix() -> str:
 BUILD_ENV = {"NO_MKDOCS_2_WARNING": "1", "FFN_CHECK_LINKS": "true", "FFN_NOTEBOOK_CACHE": "false"}
 
 
-def _build(site_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-        cwd=ROOT, env={**os.environ, **BUILD_ENV}, capture_output=True, text=True, check=False,
-    )
+def _build(site_dir: Path, started: Callable[[subprocess.Popen[str]], object] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    """Run the build; ``started`` is given the process (to stop it if the tests stop)."""
+    args = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
+    with subprocess.Popen(args, cwd=ROOT, env={**os.environ, **BUILD_ENV}, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        if started is not None:
+            started(process)
+        stdout, stderr = process.communicate()
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
 def site_dir_under(root: Path) -> Path:
@@ -111,10 +116,11 @@ class Build:
     sources: dict[str, str]  # the Markdown pages that did not change while it was built
 
 
-def build_once(root: Path) -> Build:
+def build_once(root: Path, started: Callable[[subprocess.Popen[str]], object] | None = None
+               ) -> Build:
     before = markdown_sources()
     site_dir = site_dir_under(root)
-    result = _build(site_dir)
+    result = _build(site_dir, started)
     after = markdown_sources()
     return Build(site_dir if result.returncode == 0 else None, result.stdout + result.stderr,
                  {src: text for src, text in before.items() if after.get(src) == text})

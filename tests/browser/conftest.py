@@ -111,6 +111,7 @@ class Visit:
 
     url: str  # site-relative, "" for the home page
     scheme: str  # "light" or "dark"
+    base_url: str = ""  # where the site was served for this visit, ending in "/"
     status: int | None = None
     console_errors: list[str] = field(default_factory=list)
     failed_requests: list[str] = field(default_factory=list)
@@ -302,7 +303,7 @@ async (tags) => {
 
 
 def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) -> Visit:
-    record = Visit(url, scheme)
+    record = Visit(url, scheme, base_url)
     recorder.visit = record
     response = page.goto(base_url + url, wait_until="load")
     record.status = response.status if response else None
@@ -316,17 +317,31 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     return record
 
 
-@pytest.fixture(scope="session")
-def visits(site: Site, browser: Browser) -> list[Visit]:
-    """Every page of the sitemap, visited once in each colour scheme."""
-    records = []
-    for scheme in SCHEMES:
-        context, page, recorder = open_page(browser, site.base_url, scheme)
+def visit_all(build: builtsite.Build, scheme: str) -> list[Visit]:
+    """Every page of the built sitemap, visited in ``scheme``, with a server and a Chromium of
+    its own: tests/conftest.py runs it on a thread while other tests run."""
+    if build.dir is None:
+        raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
+    with builtsite.serve(build.dir) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS)
+        context, page, recorder = open_page(browser, base_url, scheme)
         try:
-            records += [visit(page, recorder, site.base_url, url, scheme) for url in site.pages]
+            return [visit(page, recorder, base_url, url, scheme)
+                    for url in builtsite.sitemap_pages(build.dir)]
         finally:
             context.close()
-    return records
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def visits(site: Site, request: pytest.FixtureRequest) -> list[Visit]:
+    """Every page of the sitemap, visited once in each colour scheme (started in the
+    background as soon as the tests were collected: tests/conftest.py)."""
+    from tests.conftest import site_work
+
+    work = site_work(request.config)
+    return [record for scheme in SCHEMES for record in work.visits(scheme).result()]
 
 
 @pytest.fixture
