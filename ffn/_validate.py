@@ -50,18 +50,18 @@ def float_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype[np.floating[A
     return resolved.newbyteorder("=")
 
 
-def positive_int(value: object, name: str, low: int = 1, kind: str = "an int") -> int:
-    """``value`` as an int ``>= low``; a bool is refused (``True`` as a width)."""
+def positive_int(value: object, name: str, zero_ok: bool = False, kind: str = "an int") -> int:
+    """``value`` as an int > 0 (>= 0 with ``zero_ok``); a bool is refused (``True`` as a width)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be {kind}, got {describe(value)}")
-    if value < low:
-        raise ValueError(f"{name} must be {'positive' if low else 'non-negative'}, got {value}")
+    if value < (0 if zero_ok else 1):
+        raise ValueError(f"{name} must be {'non-negative' if zero_ok else 'positive'}, got {value}")
     return int(value)
 
 
 def seed(value: object, name: str = "seed") -> int | None:
     """A seed for ``np.random.default_rng``: a non-negative int (not a bool), or None."""
-    return None if value is None else positive_int(value, name, 0, "an int or None")
+    return None if value is None else positive_int(value, name, zero_ok=True, kind="an int or None")
 
 
 def real(value: object, name: str, low: float, high: float, high_open: bool,

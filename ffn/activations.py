@@ -28,6 +28,7 @@ APPROXIMATIONS: tuple[str, ...] = ("none", "tanh")
 erfc: Callable[[Any], FloatArray] = scipy.special.erfc
 sigmoid: Callable[[Any], FloatArray] = scipy.special.expit  # 1 / (1 + exp(-x)), stable
 
+
 def _elementwise(f: Callable[[FloatArray], FloatArray]) -> Callable[[object], FloatArray]:
     """Check the input, keep its float dtype, and return an array (not a numpy scalar)."""
 

@@ -62,7 +62,7 @@ def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = Fal
     """
     budget = check.positive_int(budget, "budget")
     smallest = count_parameters(d_model, 1, bias, gated)  # and checks the other arguments
-    per_unit = count_parameters(d_model, 2, bias, gated) - smallest  # each unit costs the same
+    per_unit = count_parameters(d_model, 2, bias, gated) - smallest  # the cost of each d_ff unit
     if budget < smallest:
         raise ValueError(
             f"budget {budget} is below the {smallest} parameters of a block with d_ff = 1")

@@ -1,7 +1,7 @@
 """Published dimensions of well-known transformers, and what they imply for the FFN.
 
 Only the dimensions are data here; every derived number (parameters, shares, FLOPs) is
-computed with ``ffn.counting``.
+computed with ``ffn.counting`` (and ``ffn.moe``'s counts for a mixture of experts).
 """
 
 from __future__ import annotations

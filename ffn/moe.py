@@ -1,4 +1,4 @@
-"""A mixture of experts: a router sends each row to ``top_k`` of ``n_experts`` FFN blocks."""
+"""A mixture of experts (a router picks ``top_k`` of ``n_experts`` FFN blocks a row); its counts."""
 
 from __future__ import annotations
 
@@ -16,24 +16,9 @@ from ffn.counting import count_flops, count_parameters
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 
+__all__ = ["Dispatch", "MixtureOfExperts", "count_moe_flops", "count_moe_parameters"]
+
 Expert = FeedForward | GatedFeedForward
-
-
-def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
-                         bias: bool = True, gated: bool = False) -> int:
-    """Parameters of ``n_experts`` blocks and their router (``top_k``: those a token uses)."""
-    n_experts = check.positive_int(n_experts, "n_experts")
-    used = n_experts if top_k is None else check_top_k(top_k, n_experts)
-    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
-
-
-def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
-                    gated: bool = False, backward: bool = False) -> int:
-    """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
-    top_k = check_top_k(top_k, check.positive_int(n_experts, "n_experts"))
-    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
-    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
-    return experts + (3 * router if backward else router)
 
 
 def check_top_k(top_k: object, n_experts: int) -> int:
@@ -115,7 +100,7 @@ class MixtureOfExperts(Layer):
                dtype: DTypeLike = np.float64) -> MixtureOfExperts:
         """A random router and ``n_experts`` random experts (see ``random_weights``).
 
-        ``variant``: None for GELU ``FeedForward`` experts, else ``GatedFeedForward`` ones.
+        ``variant``: None for GELU ``FeedForward`` experts (zero biases), else gated (none).
         """
         d_model, n_experts = check.positive_int(d_model, "d_model"), check.positive_int(
             n_experts, "n_experts")
@@ -216,3 +201,20 @@ class MixtureOfExperts(Layer):
         return (f"MixtureOfExperts(n_experts={self.n_experts}, top_k={self.top_k}, "
                 f"experts={_kind(self.experts[0])}, d_model={self.d_model}, d_ff={self.d_ff}, "
                 f"normalize={self.normalize}, dtype={self.dtype})")
+
+
+def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
+                         bias: bool = True, gated: bool = False) -> int:
+    """Parameters of ``n_experts`` blocks and router (``top_k <= n_experts``: a token's)."""
+    n_experts = check.positive_int(n_experts, "n_experts")
+    used = n_experts if top_k is None else check_top_k(top_k, n_experts)
+    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
+
+
+def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
+                    gated: bool = False, backward: bool = False) -> int:
+    """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
+    top_k = check_top_k(top_k, check.positive_int(n_experts, "n_experts"))
+    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
+    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
+    return experts + (3 * router if backward else router)

@@ -56,9 +56,10 @@ def _check_data(block: FeedForward, X: object, Y: object) -> tuple[FloatArray, F
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{name} contains NaN or infinity")
         arrays.append(array.astype(block.dtype, copy=False))
-    if arrays[0].shape != arrays[1].shape:
-        raise ValueError(f"X has shape {arrays[0].shape} but Y has shape {arrays[1].shape}")
-    return arrays[0], arrays[1]
+    X_arr, Y_arr = arrays
+    if X_arr.shape != Y_arr.shape:
+        raise ValueError(f"X has shape {X_arr.shape} but Y has shape {Y_arr.shape}")
+    return X_arr, Y_arr
 
 
 def _make_block(like: FeedForward, params: dict[str, FloatArray]) -> FeedForward:

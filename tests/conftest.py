@@ -9,9 +9,9 @@ visited on the other. The site tests then check that one build exactly as before
 
 from __future__ import annotations
 
-import shutil
+import os
+import signal
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -45,19 +45,39 @@ def _in_background(work: Callable[[], T]) -> Future[T]:
 class SiteWork:
     """The session's one site build and its visits, each started once, on first need."""
 
-    def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="ffn-site-"))
+    def __init__(self, root: Path) -> None:
+        self.root = root  # under pytest's basetemp, kept after the run as before
+        # The environment as the session started: a test running meanwhile may change it
+        # (pytester sets HOME, for one), and Chromium starts on a thread when the build is done.
+        self.env = dict(os.environ)
         self._lock = threading.Lock()
         self._build: Future[builtsite.Build] | None = None
         self._visits: dict[str, Future[list[Visit]]] = {}
-        self.processes: list[subprocess.Popen[str]] = []  # to stop at the session's end
+        self._process: subprocess.Popen[str] | None = None
+        self._closed = False
 
     def build(self) -> Future[builtsite.Build]:
         with self._lock:
             if self._build is None:
-                self._build = _in_background(
-                    lambda: builtsite.build_once(self.root, self.processes.append))
+                self._build = _in_background(lambda: builtsite.build_once(self.root, self._started))
             return self._build
+
+    def _started(self, process: subprocess.Popen[str]) -> None:
+        with self._lock:
+            self._process = process
+            if self._closed:  # the session ended while the build was starting
+                self._kill()
+
+    def close(self) -> None:
+        """Stop a build still running (with the notebook kernels and Chromium it started)."""
+        with self._lock:
+            self._closed = True
+            self._kill()
+
+    def _kill(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            os.killpg(self._process.pid, signal.SIGKILL)  # its own process group: see builtsite
+            self._process.wait()
 
     def visits(self, scheme: str) -> Future[list[Visit]]:
         """Every page visited in ``scheme``, after the build; the two schemes run at once."""
@@ -67,7 +87,7 @@ class SiteWork:
         with self._lock:
             if scheme not in self._visits:
                 self._visits[scheme] = _in_background(
-                    lambda: visit_all(build.result(), scheme))
+                    lambda: visit_all(build.result(), scheme, self.env))
             return self._visits[scheme]
 
 
@@ -76,14 +96,20 @@ _WORK = pytest.StashKey[SiteWork]()
 
 def site_work(config: pytest.Config) -> SiteWork:
     if _WORK not in config.stash:
-        config.stash[_WORK] = SiteWork()
+        tmp_path_factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+        config.stash[_WORK] = SiteWork(tmp_path_factory.mktemp("site"))
     return config.stash[_WORK]
 
 
 def _rank(item: pytest.Item) -> int:
+    fixtures = getattr(item, "fixturenames", ())
     if item.nodeid.startswith("tests/browser/test_lighthouse.py::"):
-        return 3  # last: its performance figures need a machine with nothing else running
-    if "site_build" in getattr(item, "fixturenames", ()):
+        return 5  # last: its performance figures need a machine with nothing else running
+    if item.get_closest_marker("browser") and "visits" not in fixtures:
+        return 4  # a Chromium of their own: after the visits' two, not beside them
+    if "visits" in fixtures:
+        return 3
+    if "site_build" in fixtures:
         return 2  # after the rest, while the site is built (and visited) in the background
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
         return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
@@ -98,7 +124,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the build, and the visits, now if a collected test needs them; not with
     --update-docs, which rewrites pages while the tests run (they are built when first asked
     for, after the pages)."""
-    if session.config.getoption("--update-docs", default=False):
+    config = session.config
+    if config.option.collectonly or session.testsfailed or config.getoption(
+            "--update-docs", default=False):
         return
     missing = builtsite.missing_tools()  # then the browser tests are skipped or fail at once
     needed = {name for item in session.items for name in getattr(item, "fixturenames", ())
@@ -114,12 +142,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     work = session.config.stash.get(_WORK, None)
-    if work is None:
-        return
-    for process in work.processes:  # a build still running when the session stopped early
-        if process.poll() is None:
-            process.kill()
-    shutil.rmtree(work.root, ignore_errors=True)
+    if work is not None:
+        work.close()  # a build still running when the session stopped early
 
 
 @pytest.fixture(scope="session")

@@ -75,8 +75,10 @@ def _build(site_dir: Path, started: Callable[[subprocess.Popen[str]], object] | 
            ) -> subprocess.CompletedProcess[str]:
     """Run the build; ``started`` is given the process (to stop it if the tests stop)."""
     args = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
+    # A process group of its own: the tests can stop it with the kernels and Chromium it runs.
     with subprocess.Popen(args, cwd=ROOT, env={**os.environ, **BUILD_ENV}, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True) as process:
         if started is not None:
             started(process)
         stdout, stderr = process.communicate()

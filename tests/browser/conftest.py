@@ -1,10 +1,12 @@
 """Browser tests of the built site, in Debian's Chromium driven by Playwright.
 
-Once per session: build the site (`mkdocs build --strict`), serve it on 127.0.0.1, start one
-headless Chromium, and visit every page listed in the built sitemap.xml in both colour schemes,
-recording what the tests then check (console errors, failed and third-party requests, images,
-math, code-copy buttons, links, axe-core results). Nothing here lists pages by hand: a page
-added to the site is checked from the next run on.
+Once per session: build the site (`mkdocs build --strict`) and visit every page listed in the
+built sitemap.xml in both colour schemes (`visit_all`: for each scheme, its own server on
+127.0.0.1 and its own headless Chromium, on a thread started by tests/conftest.py while other
+tests run), recording what the tests then check (console errors, failed and third-party
+requests, images, math, code-copy buttons, links, axe-core results). The other browser tests
+share one Chromium (`browser`). Nothing here lists pages by hand: a page added to the site is
+checked from the next run on.
 """
 
 from __future__ import annotations
@@ -317,14 +319,14 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     return record
 
 
-def visit_all(build: builtsite.Build, scheme: str) -> list[Visit]:
+def visit_all(build: builtsite.Build, scheme: str, env: dict[str, str]) -> list[Visit]:
     """Every page of the built sitemap, visited in ``scheme``, with a server and a Chromium of
     its own: tests/conftest.py runs it on a thread while other tests run."""
     if build.dir is None:
         raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
     with builtsite.serve(build.dir) as base_url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS)
+            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS, env=env)
         context, page, recorder = open_page(browser, base_url, scheme)
         try:
             return [visit(page, recorder, base_url, url, scheme)
@@ -340,8 +342,8 @@ def visits(site: Site, request: pytest.FixtureRequest) -> list[Visit]:
     background as soon as the tests were collected: tests/conftest.py)."""
     from tests.conftest import site_work
 
-    work = site_work(request.config)
-    return [record for scheme in SCHEMES for record in work.visits(scheme).result()]
+    futures = [site_work(request.config).visits(scheme) for scheme in SCHEMES]  # both at once
+    return [record for future in futures for record in future.result()]
 
 
 @pytest.fixture

@@ -292,7 +292,8 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
 def tie_values(block: Block, namespace: dict[str, Any]) -> list[str | Exception]:
     """What each prose tie after the block gives in its namespace (or the exception it raises)."""
     values: list[str | Exception] = []
-    scope = {**namespace, "words": words}  # a copy: the page's blocks do not see `words`
+    scope = {"words": words, **namespace}  # a copy: the blocks do not see `words` (nor, if they
+    # define their own `words`, do the ties see the harness's)
     for _, m in block.ties:
         try:
             values.append(eval("f" + repr(m["expr"]), scope))  # the comment is an f-string
