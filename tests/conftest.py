@@ -96,6 +96,7 @@ _WORK = pytest.StashKey[SiteWork]()
 
 def site_work(config: pytest.Config) -> SiteWork:
     if _WORK not in config.stash:
+        # What the `tmp_path_factory` fixture returns; a hook has no fixtures to ask.
         tmp_path_factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
         config.stash[_WORK] = SiteWork(tmp_path_factory.mktemp("site"))
     return config.stash[_WORK]
@@ -108,7 +109,7 @@ def _rank(item: pytest.Item) -> int:
     if item.get_closest_marker("browser") and "visits" not in fixtures:
         return 4  # a Chromium of their own: after the visits' two, not beside them
     if "visits" in fixtures:
-        return 3
+        return 3  # they wait for both schemes' visits, done meanwhile on two threads
     if "site_build" in fixtures:
         return 2  # after the rest, while the site is built (and visited) in the background
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
