@@ -292,6 +292,8 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
 def tie_values(block: Block, namespace: dict[str, Any]) -> list[str | Exception]:
     """What each prose tie after the block gives in its namespace (or the exception it raises)."""
     values: list[str | Exception] = []
+    if not block.ties:  # most blocks: no copy of their namespace to make
+        return values
     scope = {"words": words, **namespace}  # a copy: the blocks do not see `words` (nor, if they
     # define their own `words`, do the ties see the harness's)
     for _, m in block.ties:
