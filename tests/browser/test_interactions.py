@@ -82,6 +82,14 @@ def test_search_finds_a_chapter_by_a_word_in_its_body(
 def expect_scheme(page: Page, scheme: str, why: str = "") -> None:
     body = page.locator("body")
     expect(body, why or None).to_have_attribute("data-md-color-scheme", scheme)
+    # overrides/partials/palette.html does what Material's palette component did: one
+    # color-scheme meta that follows the scheme, one toggle shown (the one to the other scheme).
+    expect(page.locator("meta[name='color-scheme']")).to_have_attribute(
+        "content", "light" if scheme == "default" else "dark")
+    expect(page.locator("meta[name='theme-color']")).to_have_count(1)
+    other = "dark" if scheme == "default" else "light"
+    expect(page.locator("form.md-header__option label:visible")).to_have_attribute(
+        "title", f"Switch to {other} mode")
 
 
 def test_colour_toggle_switches_and_persists(site: Site, new_page: tuple[Page, Recorder]) -> None:
@@ -100,6 +108,9 @@ def test_colour_toggle_switches_and_persists(site: Site, new_page: tuple[Page, R
     expect_scheme(page, "default")
     page.reload()
     expect_scheme(page, "default", "the light scheme did not survive a reload")
+    page.locator("#__palette_0").focus()  # keyboard: Enter on the focused option switches
+    page.keyboard.press("Enter")
+    expect_scheme(page, "slate", "Enter on the palette option did not switch")
 
 
 def test_footer_next_link_walks_the_nav_in_order(
