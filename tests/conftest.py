@@ -1,9 +1,9 @@
 """Fixtures shared by tests/ and tests/browser/, and the order the tests run in.
 
-The site's build and the browser's visit of every page take minutes, and they mostly wait on
-other processes (mkdocs, the notebook kernels, Chromium). So as soon as collection shows that
-some test needs them, they start on threads of their own (`SiteWork`), and the tests that need
-them run last: the unit tests and the pages run on one core while the site is built and
+The site's build and the browser's visit of every page take minutes, each in processes of its
+own (mkdocs with the notebook kernels; a Python with Chromium per colour scheme). So as soon as
+collection shows that some test needs them, they start, each waited for on a thread of its own
+(`SiteWork`), and the tests that need them run last: the unit tests and the pages run on one core while the site is built and
 visited on the other. The site tests then check that one build exactly as before.
 """
 
@@ -53,7 +53,7 @@ class SiteWork:
         self._lock = threading.Lock()
         self._build: Future[builtsite.Build] | None = None
         self._visits: dict[str, Future[list[Visit]]] = {}
-        self._process: subprocess.Popen[str] | None = None
+        self._processes: list[subprocess.Popen[str]] = []  # the build's, the visits'
         self._closed = False
 
     def build(self) -> Future[builtsite.Build]:
@@ -64,30 +64,37 @@ class SiteWork:
 
     def _started(self, process: subprocess.Popen[str]) -> None:
         with self._lock:
-            self._process = process
-            if self._closed:  # the session ended while the build was starting
+            self._processes.append(process)
+            if self._closed:  # the session ended while it was starting
                 self._kill()
 
     def close(self) -> None:
-        """Stop a build still running (with the notebook kernels and Chromium it started)."""
+        """Stop a build or visits still running (with the kernels and Chromiums they started)."""
         with self._lock:
             self._closed = True
             self._kill()
 
     def _kill(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            os.killpg(self._process.pid, signal.SIGKILL)  # its own process group: see builtsite
-            self._process.wait()
+        for process in self._processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)  # each its own process group
+                process.wait()
 
     def visits(self, scheme: str) -> Future[list[Visit]]:
         """Every page visited in ``scheme``, after the build; the two schemes run at once."""
-        from tests.browser.conftest import visit_all  # only where the browser tests are
+        from tests.browser.conftest import visit_all_in_process  # only with the browser tests
 
         build = self.build()
+
+        def visit() -> list[Visit]:
+            site_dir = build.result().dir
+            if site_dir is None:
+                raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
+            return visit_all_in_process(site_dir, scheme, self.env, self._started)
+
         with self._lock:
             if scheme not in self._visits:
-                self._visits[scheme] = _in_background(
-                    lambda: visit_all(build.result(), scheme, self.env))
+                self._visits[scheme] = _in_background(visit)
             return self._visits[scheme]
 
 

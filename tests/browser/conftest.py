@@ -2,8 +2,8 @@
 
 Once per session: build the site (`mkdocs build --strict`) and visit every page listed in the
 built sitemap.xml in both colour schemes (`visit_all`: for each scheme, its own server on
-127.0.0.1 and its own headless Chromium, on a thread started by tests/conftest.py while other
-tests run), recording what the tests then check (console errors, failed and third-party
+127.0.0.1 and its own headless Chromium, in a process of its own that tests/conftest.py starts
+while other tests run), recording what the tests then check (console errors, failed and third-party
 requests, images, math, code-copy buttons, links, axe-core results). The other browser tests
 share one Chromium (`browser`). Nothing here lists pages by hand: a page added to the site is
 checked from the next run on.
@@ -11,9 +11,14 @@ checked from the next run on.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import subprocess
+import sys
+import tempfile
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,21 +324,45 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     return record
 
 
-def visit_all(build: builtsite.Build, scheme: str, env: dict[str, str]) -> list[Visit]:
+def visit_all(site_dir: Path, scheme: str) -> list[Visit]:
     """Every page of the built sitemap, visited in ``scheme``, with a server and a Chromium of
-    its own: tests/conftest.py runs it on a thread while other tests run."""
-    if build.dir is None:
-        raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
-    with builtsite.serve(build.dir) as base_url, sync_playwright() as playwright:
+    its own."""
+    with builtsite.serve(site_dir) as base_url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS, env=env)
+            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS)
         context, page, recorder = open_page(browser, base_url, scheme)
         try:
             return [visit(page, recorder, base_url, url, scheme)
-                    for url in builtsite.sitemap_pages(build.dir)]
+                    for url in builtsite.sitemap_pages(site_dir)]
         finally:
             context.close()
             browser.close()
+
+
+def visit_all_in_process(site_dir: Path, scheme: str, env: dict[str, str],
+                         started: Callable[[subprocess.Popen[str]], object]) -> list[Visit]:
+    """`visit_all` in a Python process (and process group) of its own, with ``env``; tests/
+    conftest.py runs it from a thread while other tests run. Not on that thread itself:
+    pytester's tests, running meanwhile, empty sys.modules and fill it again (pytest's
+    SysModulesSnapshot.restore), and an import on another thread at that moment breaks the
+    module for the rest of the session (seen: every visit failed, NameError in asyncio)."""
+    with tempfile.TemporaryDirectory(prefix="visits-") as tmp:
+        out = Path(tmp) / "visits.json"
+        code = ("import sys; from tests.browser.conftest import _visit_main; "
+                "_visit_main(*sys.argv[1:])")
+        with subprocess.Popen([sys.executable, "-c", code, str(site_dir), scheme, str(out)],
+                              cwd=builtsite.ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, start_new_session=True) as process:
+            started(process)
+            output, _ = process.communicate()
+        if process.returncode != 0:
+            raise RuntimeError(f"visiting every page ({scheme}) failed:\n{output}")
+        return [Visit(**record) for record in json.loads(out.read_text(encoding="utf-8"))]
+
+
+def _visit_main(site_dir: str, scheme: str, out: str) -> None:
+    visits = visit_all(Path(site_dir), scheme)
+    Path(out).write_text(json.dumps([dataclasses.asdict(v) for v in visits]), encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
