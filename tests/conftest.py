@@ -1,25 +1,22 @@
 """Fixtures shared by tests/ and tests/browser/, and the order the tests run in.
 
-The site's build, the browser's visit of every page and the figures' drawings take minutes,
-each in processes of its own (mkdocs with the notebook kernels; a Python with Chromium per
-colour scheme; a Python per drawing). So as soon as collection shows that some test needs
-them, they start, each waited for on a thread of its own (`SiteWork`), and the tests that
-need them run last: the unit tests and the pages run on one core while the site is built and
+The site's build and the browser's visit of every page take minutes, each in processes of its
+own (mkdocs with the notebook kernels; a Python with Chromium per colour scheme). So as soon as
+collection shows that some test needs them, they start, each waited for on a thread of its own
+(`SiteWork`), and the tests that need them run last: the unit tests and the pages run on one core while the site is built and
 visited on the other. The site tests then check that one build exactly as before.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -45,14 +42,8 @@ def _in_background(work: Callable[[], T]) -> Future[T]:
     return future
 
 
-# Draws every figure in a Python of its own and writes {file name: SVG bytes} to stdout.
-_DRAW = ("import pickle, sys; sys.path.insert(0, 'scripts/figures'); import build; "
-         "sys.stdout.buffer.write(pickle.dumps(build.render_all()))")
-
-
 class SiteWork:
-    """The session's one site build and its visits, and the figures drawn twice (a minute of
-    CPU: the figures train small blocks), each started once, on first need."""
+    """The session's one site build and its visits, each started once, on first need."""
 
     def __init__(self, root: Path) -> None:
         self.root = root  # under pytest's basetemp, kept after the run as before
@@ -62,8 +53,7 @@ class SiteWork:
         self._lock = threading.Lock()
         self._build: Future[builtsite.Build] | None = None
         self._visits: dict[str, Future[list[Visit]]] = {}
-        self._drawings: Future[list[dict[str, bytes]]] | None = None
-        self._processes: list[subprocess.Popen[Any]] = []  # the build's, the visits', ...
+        self._processes: list[subprocess.Popen[str]] = []  # the build's, the visits'
         self._closed = False
 
     def build(self) -> Future[builtsite.Build]:
@@ -72,25 +62,7 @@ class SiteWork:
                 self._build = _in_background(lambda: builtsite.build_once(self.root, self._started))
             return self._build
 
-    def drawings(self) -> Future[list[dict[str, bytes]]]:
-        """Every figure drawn twice, each time by a new Python process, one after the other."""
-        with self._lock:
-            if self._drawings is None:
-                self._drawings = _in_background(lambda: [self._draw() for _ in range(2)])
-            return self._drawings
-
-    def _draw(self) -> dict[str, bytes]:
-        with subprocess.Popen([sys.executable, "-c", _DRAW], cwd=builtsite.ROOT, env=self.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True) as process:
-            self._started(process)
-            out, err = process.communicate()
-        if process.returncode != 0:
-            raise RuntimeError(f"drawing the figures failed:\n{err.decode(errors='replace')}")
-        drawn: dict[str, bytes] = pickle.loads(out)
-        return drawn
-
-    def _started(self, process: subprocess.Popen[Any]) -> None:
+    def _started(self, process: subprocess.Popen[str]) -> None:
         with self._lock:
             self._processes.append(process)
             if self._closed:  # the session ended while it was starting
@@ -145,7 +117,7 @@ def _rank(item: pytest.Item) -> int:
         return 4  # a Chromium of their own: after the visits' two, not beside them
     if "visits" in fixtures:
         return 3  # they wait for both schemes' visits, done meanwhile on two threads
-    if "site_build" in fixtures or "figure_drawings" in fixtures:
+    if "site_build" in fixtures:
         return 2  # after the rest, while the site is built (and visited) in the background
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
         return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
@@ -157,8 +129,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the figures' drawings, the build and the visits now if a collected test needs
-    them; not with
+    """Start the build, and the visits, now if a collected test needs them; not with
     --update-docs, which rewrites pages while the tests run (they are built when first asked
     for, after the pages)."""
     config = session.config
@@ -168,8 +139,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     missing = builtsite.missing_tools()  # then the browser tests are skipped or fail at once
     needed = {name for item in session.items for name in getattr(item, "fixturenames", ())
               if not (missing and item.get_closest_marker("browser"))}
-    if "figure_drawings" in needed:
-        site_work(session.config).drawings()
     if "site_build" in needed:
         site_work(session.config).build()
     if "visits" in needed:
@@ -183,13 +152,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     work = session.config.stash.get(_WORK, None)
     if work is not None:
         work.close()  # a build still running when the session stopped early
-
-
-@pytest.fixture(scope="session")
-def figure_drawings(request: pytest.FixtureRequest) -> list[dict[str, bytes]]:
-    """Every figure drawn twice ({file name: SVG bytes}), by two Python processes in turn, in
-    the background from collection on: tests/test_figures.py compares them."""
-    return site_work(request.config).drawings().result()
 
 
 @pytest.fixture(scope="session")

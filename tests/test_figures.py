@@ -1,9 +1,9 @@
-"""Committed figures are exactly what scripts/figures draws now, and drawing is repeatable
-(tests/conftest.py's `figure_drawings`: drawn twice, in the background)."""
+"""Committed figures are exactly what scripts/figures draws now, and drawing is repeatable."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import importlib
 import importlib.util
@@ -21,18 +21,20 @@ sys.modules["figures_build"] = build
 spec.loader.exec_module(build)
 
 
-def test_committed_figures_are_current(figure_drawings: list[dict[str, bytes]]) -> None:
-    problems = build.check(figure_drawings[0])
+@functools.cache
+def first_drawing() -> dict[str, bytes]:
+    """Every figure drawn once, shared by the two tests below (drawing takes half a minute)."""
+    return build.render_all()
+
+
+def test_committed_figures_are_current() -> None:
+    problems = build.check(first_drawing())
     hint = "\nrun ./scripts/make-figures and commit docs/figures/"
     assert not problems, "\n".join(problems) + hint
 
 
-def test_drawing_twice_gives_the_same_bytes(figure_drawings: list[dict[str, bytes]]) -> None:
-    """Two Python processes draw the same bytes (tests/conftest.py draws in the background)."""
-    first, second = figure_drawings
-    assert first.keys() == second.keys()
-    differ = [name for name in first if first[name] != second[name]]
-    assert not differ, f"drawn twice, these differ: {differ}"
+def test_drawing_twice_gives_the_same_bytes() -> None:
+    assert build.render_all() == first_drawing()
 
 
 # --- the diagrams (scripts/figures/diagrams.py, errata.py) ------------------------------------
