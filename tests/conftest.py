@@ -2,9 +2,10 @@
 
 The site's build and the browser's visit of every page take minutes, each in processes of its
 own (mkdocs with the notebook kernels; a Python with Chromium per colour scheme). So as soon as
-collection shows that some test needs them, they start, each waited for on a thread of its own
-(`SiteWork`), and the tests that need them run last: the unit tests and the pages run on one core while the site is built and
-visited on the other. The site tests then check that one build exactly as before.
+collection shows that some test needs them, they start, each waited for on a thread of its
+own (`SiteWork`), and the tests that need them run last: the unit tests and the pages run on
+one core while the site is built and visited on the other. The site tests then check that
+one build exactly as before.
 """
 
 from __future__ import annotations
