@@ -71,18 +71,25 @@ def url_prefix() -> str:
 BUILD_ENV = {"NO_MKDOCS_2_WARNING": "1", "FFN_CHECK_LINKS": "true", "FFN_NOTEBOOK_CACHE": "false"}
 
 
-def _build(site_dir: Path, started: Callable[[subprocess.Popen[str]], object] | None = None
-           ) -> subprocess.CompletedProcess[str]:
-    """Run the build; ``started`` is given the process (to stop it if the tests stop)."""
-    args = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
-    # A process group of its own: the tests can stop it with the kernels and Chromium it runs.
-    with subprocess.Popen(args, cwd=ROOT, env={**os.environ, **BUILD_ENV}, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          start_new_session=True) as process:
+def run_in_own_group(args: list[str], env: dict[str, str],
+                     started: Callable[[subprocess.Popen[str]], object] | None = None
+                     ) -> subprocess.CompletedProcess[str]:
+    """Run ``args`` from the repository root in a process group of its own, so the tests can
+    stop it with every process it starts (kernels, Chromium); ``started`` is given the
+    process as soon as it runs."""
+    with subprocess.Popen(args, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, start_new_session=True) as process:
         if started is not None:
             started(process)
         stdout, stderr = process.communicate()
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def _build(site_dir: Path, started: Callable[[subprocess.Popen[str]], object] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    """Run the build; ``started`` is given the process (to stop it if the tests stop)."""
+    args = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
+    return run_in_own_group(args, {**os.environ, **BUILD_ENV}, started)
 
 
 def site_dir_under(root: Path) -> Path:

@@ -350,13 +350,11 @@ def visit_all_in_process(site_dir: Path, scheme: str, env: dict[str, str],
         out = Path(tmp) / "visits.json"
         code = ("import sys; from tests.browser.conftest import _visit_main; "
                 "_visit_main(*sys.argv[1:])")
-        with subprocess.Popen([sys.executable, "-c", code, str(site_dir), scheme, str(out)],
-                              cwd=builtsite.ROOT, env=env, text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, start_new_session=True) as process:
-            started(process)
-            output, _ = process.communicate()
-        if process.returncode != 0:
-            raise RuntimeError(f"visiting every page ({scheme}) failed:\n{output}")
+        result = builtsite.run_in_own_group(
+            [sys.executable, "-c", code, str(site_dir), scheme, str(out)], env, started)
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"visiting every page ({scheme}) failed:\n{result.stdout}{result.stderr}")
         return [Visit(**record) for record in json.loads(out.read_text(encoding="utf-8"))]
 
 
