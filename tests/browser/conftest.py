@@ -309,6 +309,10 @@ RENDER_ALL_CSS = (".md-content__inner > *, .md-content__inner > .highlight > pre
 TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
+# The page's scroller script (overrides/main.html) has read every scroller shown so far.
+SCROLLABLES_READY_JS = "document.documentElement.dataset.scrollables === 'ready'"
+
+
 def show_whole_page(page: Page) -> None:
     """Makes the viewport as tall as the page, so every block is on screen and rendered. (A
     skipped block holds a placeholder height: the page grows as they render, hence the loop.)
@@ -349,7 +353,7 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     # from passed to "incomplete"). The page's script makes each overflowing scroller
     # focusable as its block is rendered (overrides/main.html): wait for it.
     show_whole_page(page)
-    page.wait_for_function("document.documentElement.dataset.scrollables === 'ready'")
+    page.wait_for_function(SCROLLABLES_READY_JS)
     page.add_script_tag(path=builtsite.AXE_JS)
     record.axe_violations = page.evaluate(AXE_JS, AXE_TAGS)
     page.set_viewport_size(VIEWPORT)

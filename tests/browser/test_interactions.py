@@ -16,6 +16,7 @@ from tests.browser.conftest import (
     SCHEMES,
     SCREENSHOT_DIR,
     SCREENSHOTS,
+    SCROLLABLES_READY_JS,
     VIEWPORT,
     Recorder,
     Site,
@@ -251,7 +252,7 @@ def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Brow
     try:
         page = context.new_page()
         page.goto(site.base_url + url, wait_until="load")
-        page.wait_for_function("document.documentElement.dataset.scrollables === 'ready'")
+        page.wait_for_function(SCROLLABLES_READY_JS)
         reached = []
         for _ in range(1000):
             page.keyboard.press("Tab")
