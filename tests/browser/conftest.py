@@ -297,35 +297,8 @@ async () => {
 }
 """
 
-# Used by test_interactions: the article's blocks rendered whether on screen or not (the site's
-# stylesheet lets Chromium skip those off screen: content-visibility, docs/stylesheets/
-# extra.css). Only the article's blocks: `*` would also show the content of closed solutions,
-# which Chromium hides the same way.
-RENDER_ALL_CSS = (".md-content__inner > *, .md-content__inner > .highlight > pre"
-                  " { content-visibility: visible !important; }")
-
-# Resolves after two frames: what a resize changed has been rendered, and the events of that
-# rendering (content-visibility state changes) dispatched.
-TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-
-
-# The page's scroller script (overrides/main.html) has read every scroller shown so far.
+# The page's scroller script (overrides/main.html) has read every scroller on the page.
 SCROLLABLES_READY_JS = "document.documentElement.dataset.scrollables === 'ready'"
-
-
-def show_whole_page(page: Page) -> None:
-    """Makes the viewport as tall as the page, so every block is on screen and rendered. (A
-    skipped block holds a placeholder height: the page grows as they render, hence the loop.)
-    The width stays; restore the height with ``page.set_viewport_size``."""
-    for _ in range(10):
-        height = page.evaluate("document.documentElement.scrollHeight")
-        viewport = page.viewport_size
-        assert viewport is not None
-        if height <= viewport["height"]:
-            return
-        page.set_viewport_size({"width": viewport["width"], "height": height})
-        page.evaluate(TWO_FRAMES_JS)
-    raise AssertionError(f"{page.url}: the page kept growing while shown whole")
 
 AXE_JS = """
 async (tags) => {
@@ -347,16 +320,11 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     if scheme == SCHEMES[0]:  # the requests are the same in both schemes: wait for them once
         page.wait_for_load_state("networkidle")
     record.facts = page.evaluate(FACTS_JS)
-    # axe on the whole page rendered: a viewport as tall as the page. Off screen, Chromium
-    # skips the article's blocks (docs/stylesheets/extra.css), and axe cannot check the
-    # contrast of text it finds skipped (seen: 50 of the exercises page's text nodes moved
-    # from passed to "incomplete"). The page's script makes each overflowing scroller
-    # focusable as its block is rendered (overrides/main.html): wait for it.
-    show_whole_page(page)
+    # The page's script makes each overflowing scroller focusable a few per frame after load
+    # (overrides/main.html), and axe checks that they are (scrollable-region-focusable).
     page.wait_for_function(SCROLLABLES_READY_JS)
     page.add_script_tag(path=builtsite.AXE_JS)
     record.axe_violations = page.evaluate(AXE_JS, AXE_TAGS)
-    page.set_viewport_size(VIEWPORT)
     record.facts["codeWithoutCopy"] = page.evaluate(COPY_JS)
     recorder.visit = None
     return record

@@ -12,7 +12,6 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser import builtsite
 from tests.browser.conftest import (
-    RENDER_ALL_CSS,
     SCHEMES,
     SCREENSHOT_DIR,
     SCREENSHOTS,
@@ -22,7 +21,6 @@ from tests.browser.conftest import (
     Site,
     Visit,
     open_page,
-    show_whole_page,
 )
 
 PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile screen
@@ -172,65 +170,8 @@ def test_notebook_pages_render(site: Site, visits: list[Visit], browser: Browser
             assert v.facts["notebookCells"] > 0, f"{v.name}: no notebook code cells"
 
 
-# Each element of the article: where it is (its tags and classes up to the article) and its
-# box, rounded to the pixel. Not the content of a closed solution, which has no box on screen
-# (Chromium reports one for it or not, depending on what was asked before).
-BOXES_JS = """() => [...document.querySelectorAll("article *")]
-  .filter(el => !el.closest("details:not([open]) > :not(summary)")).map(el => {
-  const path = [];
-  for (let e = el; e && e.tagName !== "ARTICLE"; e = e.parentElement) {
-    path.push(e.tagName.toLowerCase() + (e.classList.length ? "." + [...e.classList].join(".")
-                                                         : ""));
-  }
-  const r = el.getBoundingClientRect();
-  return [path.join(" < "), ...[r.x, r.y, r.width, r.height].map(Math.round)];
-})"""
-
-
-# Resolves once the article's element count has not changed for 20 frames.
-SETTLED_JS = """() => new Promise(resolve => {
-  const count = () => document.querySelectorAll("article *").length;
-  let last = count(), still = 0;
-  const frame = () => {
-    const now = count();
-    still = now === last ? still + 1 : 0;
-    last = now;
-    if (still >= 20) resolve(); else requestAnimationFrame(frame);
-  };
-  requestAnimationFrame(frame);
-})"""
-
-
-def test_skipping_offscreen_blocks_changes_no_layout(site: Site, browser: Browser) -> None:
-    """docs/stylesheets/extra.css lets Chromium skip an article's off-screen blocks
-    (content-visibility: auto), which also contains each block's layout: every box of every
-    chapter must be where it is without that rule. The viewport is as tall as the page, so
-    every block is on screen and rendered, with its containment."""
-    context, page, _ = open_page(browser, site.base_url, "light")
-    skipping = 0
-    try:
-        for chapter in builtsite.chapters():
-            page.goto(site.base_url + chapter.url, wait_until="load")
-            skipping += page.evaluate("""() => [...document.querySelectorAll("article *")]
-                .filter(el => getComputedStyle(el).contentVisibility === "auto").length""")
-            show_whole_page(page)
-            # Now on screen, each code block gets its copy button (Material, content.lazy):
-            # wait until the article stops growing.
-            page.evaluate(SETTLED_JS)
-            contained = page.evaluate(BOXES_JS)
-            render_all = page.add_style_tag(content=RENDER_ALL_CSS)
-            plain = page.evaluate(BOXES_JS)
-            render_all.evaluate("style => style.remove()")
-            page.set_viewport_size(VIEWPORT)
-            moved = [f"{a} -> {b[1:]}" for a, b in zip(contained, plain, strict=True) if a != b]
-            assert not moved, f"/{chapter.url}: {len(moved)} boxes moved, first {moved[:3]}"
-    finally:
-        context.close()
-    assert skipping > 100, "no block of any chapter has content-visibility: auto"
-
-
 # The code blocks and display math a keyboard user must be able to reach: those that
-# overflow (scroll sideways), outside closed solutions, read with the whole page shown.
+# overflow (scroll sideways), outside closed solutions.
 OVERFLOWING_JS = """() => [...document.querySelectorAll("article :is(pre > code, .math)")]
   .filter(el => !el.closest("details:not([open])"))
   .filter(el => el.scrollWidth > el.clientWidth)
@@ -239,9 +180,9 @@ OVERFLOWING_JS = """() => [...document.querySelectorAll("article :is(pre > code,
 
 def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Browser) -> None:
     """On a phone, tabbing through the chapter with the most code blocks stops at every one
-    that scrolls sideways, those below the fold too: off screen, Chromium skips a block
-    (extra.css) and the page's script makes its scrollers focusable only as it is rendered
-    (overrides/main.html)."""
+    that scrolls sideways, those below the fold too: Material makes a code block focusable
+    only when it first scrolls into view, the page's script (overrides/main.html) every
+    overflowing one a few per frame after load."""
     def blocks(url: str) -> int:  # code blocks outside solutions
         html = (site.dir / url / "index.html").read_text(encoding="utf-8")
         return re.sub(r"<details.*?</details>", "", html, flags=re.S).count(
@@ -262,7 +203,6 @@ def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Brow
             if focused == "BODY" and reached:
                 break  # past the last element: focus is back on the document
             reached.append(focused)
-        show_whole_page(page)
         overflowing = page.evaluate(OVERFLOWING_JS)
     finally:
         context.close()
