@@ -52,9 +52,16 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "
   venv_version="$("$VENV/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null \
     || true)"
   [ "$venv_version" = "$version" ] || "$PYTHON" -m venv --clear "$VENV"
-  # Every requirement pinned with the sha256 of its files (any platform): pip refuses a file
-  # whose hash is not in the lock.
+  # Every requirement pinned with the sha256 of its files (any platform): the installer
+  # refuses a file whose hash is not in the lock. uv installs it (6 s where pip took 96 s, on
+  # 2 cores); uv itself comes first, by pip, from its own hashed entry in the lock.
+  uv_lock="$VENV/uv-requirement.txt"
+  "$PYTHON" -c 'import re, sys
+blocks = re.split(r"\n(?=\S)", open(sys.argv[1], encoding="utf-8").read())
+print(next(b for b in blocks if b.startswith("uv==")))' "$ROOT/requirements.lock" > "$uv_lock"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
+    -r "$uv_lock"
+  "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --require-hashes \
     -r "$ROOT/requirements.lock"
   # The package itself, editable, built by the pinned hatchling already in the lock. A separate
   # run: an editable project has no file to hash, so it cannot be installed in hash-checking mode.

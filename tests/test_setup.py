@@ -102,8 +102,18 @@ def test_scripts_parse_and_use_no_gnu_only_tool(path: Path) -> None:
 
 def test_env_installs_the_lock_with_hashes_required() -> None:
     text = ENV_SH.read_text(encoding="utf-8")
-    assert re.search(r"pip install [^\n]*--require-hashes[^\n]*\\\n\s*-r \"\$ROOT/requirements"
-                     r"\.lock\"", text)
+    # uv installs the lock, hashes required; uv itself is installed by pip from its own entry
+    # of the lock, hashes required too.
+    assert re.search(r"\"\$VENV/bin/uv\" pip install [^\n]*--require-hashes[^\n]*\\\n\s*"
+                     r"-r \"\$ROOT/requirements\.lock\"", text)
+    assert re.search(r"-m pip install [^\n]*--require-hashes[^\n]*\\\n\s*-r \"\$uv_lock\"",
+                     text)
+
+
+def test_uv_is_in_the_lock_with_hashes() -> None:
+    version, hashes = lock_entries()["uv"]
+    assert f"uv=={version}" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert hashes > 0
 
 
 def lock_entries() -> dict[str, tuple[str, int]]:
