@@ -53,12 +53,15 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "
     || true)"
   [ "$venv_version" = "$version" ] || "$PYTHON" -m venv --clear "$VENV"
   # Every requirement pinned with the sha256 of its files (any platform): the installer
-  # refuses a file whose hash is not in the lock. uv installs it (6 s where pip took 96 s, on
-  # 2 cores); uv itself comes first, by pip, from its own hashed entry in the lock.
+  # refuses a file whose hash is not in the lock. uv installs it (~5 s where pip took ~96 s,
+  # on 2 cores); uv itself comes first, by pip, from its own hashed entry in the lock.
   uv_lock="$VENV/uv-requirement.txt"
   "$PYTHON" -c 'import re, sys
 blocks = re.split(r"\n(?=\S)", open(sys.argv[1], encoding="utf-8").read())
-print(next(b for b in blocks if b.startswith("uv==")))' "$ROOT/requirements.lock" > "$uv_lock"
+uv = [b for b in blocks if b.startswith("uv==")]
+if not uv:
+    sys.exit(sys.argv[1] + " pins no uv (pyproject.toml, dev group; ./scripts/lock)")
+print(uv[0])' "$ROOT/requirements.lock" > "$uv_lock"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
     -r "$uv_lock"
   "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --require-hashes \

@@ -108,11 +108,14 @@ def test_env_installs_the_lock_with_hashes_required() -> None:
                      r"-r \"\$ROOT/requirements\.lock\"", text)
     assert re.search(r"-m pip install [^\n]*--require-hashes[^\n]*\\\n\s*-r \"\$uv_lock\"",
                      text)
+    assert '"$ROOT/requirements.lock" > "$uv_lock"' in text  # uv's entry, cut from the lock
 
 
 def test_uv_is_in_the_lock_with_hashes() -> None:
     version, hashes = lock_entries()["uv"]
-    assert f"uv=={version}" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        dev = tomllib.load(f)["dependency-groups"]["dev"]
+    assert f"uv=={version}" in dev
     assert hashes > 0
 
 

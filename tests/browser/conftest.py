@@ -297,7 +297,8 @@ async () => {
 }
 """
 
-# The page's scroller script (overrides/main.html) has read every scroller on the page.
+# The page's scroller script (overrides/main.html) has read every scroller on the page
+# (outside closed solutions, which it reads when they open).
 SCROLLABLES_READY_JS = "document.documentElement.dataset.scrollables === 'ready'"
 
 AXE_JS = """
