@@ -25,6 +25,9 @@ from tests.browser import builtsite
 
 if TYPE_CHECKING:
     from tests.browser.conftest import Visit
+    from tests.browser.lighthouse import Row
+
+    Audits = tuple[list[Row], list[str], str]  # rows, failures, load average (lighthouse.py)
 
 T = TypeVar("T")
 
@@ -54,6 +57,7 @@ class SiteWork:
         self._lock = threading.Lock()
         self._build: Future[builtsite.Build] | None = None
         self._visits: dict[str, Future[list[Visit]]] = {}
+        self._lighthouse: Future[Audits] | None = None
         self._processes: list[subprocess.Popen[str]] = []  # the build's, the visits'
         self._closed = False
 
@@ -99,6 +103,27 @@ class SiteWork:
             return self._visits[scheme]
 
 
+    def lighthouse(self) -> Future[Audits]:
+        """Lighthouse's audits (tests/browser/lighthouse.py), started when the site is built,
+        in a process of its own: they run beside the other tests, and the visits' processes
+        and Chromiums yield the CPU to them (builtsite.cpu_priority), so that what they measure
+        is not slowed by the visits."""
+        from tests.browser import lighthouse  # only with the browser tests
+
+        build = self.build()
+
+        def audit() -> Audits:
+            site_dir = build.result().dir
+            if site_dir is None:
+                raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
+            return lighthouse.run_in_process(site_dir, self.env, self._started)
+
+        with self._lock:
+            if self._lighthouse is None:
+                self._lighthouse = _in_background(audit)
+            return self._lighthouse
+
+
 _WORK = pytest.StashKey[SiteWork]()
 
 
@@ -112,8 +137,8 @@ def site_work(config: pytest.Config) -> SiteWork:
 
 def _rank(item: pytest.Item) -> int:
     fixtures = getattr(item, "fixturenames", ())
-    if item.nodeid.startswith("tests/browser/test_lighthouse.py::"):
-        return 5  # last: its performance figures need a machine with nothing else running
+    if "lighthouse_audits" in fixtures:
+        return 5  # last: the audits run beside everything else (SiteWork.lighthouse)
     if item.get_closest_marker("browser") and "visits" not in fixtures:
         return 4  # a Chromium of their own: after the visits' two, not beside them
     if "visits" in fixtures:
@@ -147,6 +172,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
         for scheme in SCHEMES:
             site_work(session.config).visits(scheme)
+    if "lighthouse_audits" in needed:
+        from tests.browser import lighthouse
+
+        if lighthouse.LIGHTHOUSE.exists():  # else its test says what is missing
+            site_work(session.config).lighthouse()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

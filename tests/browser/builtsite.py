@@ -85,6 +85,36 @@ def run_in_own_group(args: list[str], env: dict[str, str],
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes started, directly or not, by process ``pid`` (from /proc; none where
+    there is no /proc, as on macOS)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def cpu_priority(pids: list[int], nice: int) -> None:
+    """Set the CPU priority of ``pids`` (a nice value, -20 to 19): 19 lets every other process
+    have the CPU first (the browser visits, while Lighthouse measures beside them). On Linux
+    the scheduler first shares the CPU equally between sessions ("autogroups": every Chromium
+    that Playwright starts is a session of its own), whatever the nice values of their
+    processes, so the session's own value is set too (/proc/<pid>/autogroup). Lowering a
+    priority needs no privilege, raising one does (root); what cannot be set is left as is."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
+        with contextlib.suppress(OSError):
+            Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+
+
 def _build(site_dir: Path, started: Callable[[subprocess.Popen[str]], object] | None = None
            ) -> subprocess.CompletedProcess[str]:
     """Run the build; ``started`` is given the process (to stop it if the tests stop)."""

@@ -34,7 +34,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.browser import builtsite
+from tests.browser import builtsite, lighthouse
 
 SCHEMES = ("light", "dark")
 MATERIAL_SCHEME = {"light": "default", "dark": "slate"}
@@ -270,7 +270,9 @@ async () => {
 # Runs after axe (it changes what the page shows): the code blocks without a copy button.
 # Material mounts a code block, and adds its button, when the block first becomes visible
 # (`content.lazy` in mkdocs.yml): each block is shown (its solution opened, its tab
-# selected), scrolled to, and given up to 2 s to get its button.
+# selected), scrolled to, and given 2 s and 120 frames, whichever ends later, to get its
+# button: in frames too, because a renderer that other work keeps off the CPU (the visits run
+# beside the other tests and yield to them) draws fewer frames in 2 s.
 COPY_JS = """
 async () => {
   const content = document.querySelector("article") || document.body;
@@ -290,7 +292,7 @@ async () => {
     }
     code.scrollIntoView({block: "center"});
     const until = performance.now() + 2000;
-    while (!hasCopy(code) && performance.now() < until) await frame();
+    for (let n = 0; !hasCopy(code) && (n < 120 || performance.now() < until); n++) await frame();
     if (!hasCopy(code)) lacking++;
   }
   return lacking;
@@ -331,12 +333,15 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     return record
 
 
-def visit_all(site_dir: Path, scheme: str) -> list[Visit]:
+def visit_all(site_dir: Path, scheme: str, yield_cpu: bool = False) -> list[Visit]:
     """Every page of the built sitemap, visited in ``scheme``, with a server and a Chromium of
-    its own."""
+    its own; with ``yield_cpu``, this process and its Chromium let other processes (Lighthouse,
+    which measures meanwhile) have the CPU first (builtsite.cpu_priority)."""
     with builtsite.serve(site_dir) as base_url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS)
+        if yield_cpu:  # Chromium's renderers, started later, join its session (autogroup)
+            builtsite.cpu_priority([os.getpid(), *builtsite.descendants(os.getpid())], 19)
         context, page, recorder = open_page(browser, base_url, scheme)
         try:
             return [visit(page, recorder, base_url, url, scheme)
@@ -366,7 +371,7 @@ def visit_all_in_process(site_dir: Path, scheme: str, env: dict[str, str],
 
 
 def _visit_main(site_dir: str, scheme: str, out: str) -> None:
-    visits = visit_all(Path(site_dir), scheme)
+    visits = visit_all(Path(site_dir), scheme, yield_cpu=True)
     Path(out).write_text(json.dumps([dataclasses.asdict(v) for v in visits]), encoding="utf-8")
 
 
@@ -378,6 +383,18 @@ def visits(site: Site, request: pytest.FixtureRequest) -> list[Visit]:
 
     futures = [site_work(request.config).visits(scheme) for scheme in SCHEMES]  # both at once
     return [record for future in futures for record in future.result()]
+
+
+@pytest.fixture(scope="session")
+def lighthouse_audits(site: Site, request: pytest.FixtureRequest
+                      ) -> tuple[list[lighthouse.Row], list[str], str]:
+    """Lighthouse's audits of the built site: rows, failures and the load average when they
+    ended (started as soon as the site was built: tests/conftest.py)."""
+    from tests.conftest import site_work
+
+    if not lighthouse.LIGHTHOUSE.exists():
+        pytest.fail(f"{lighthouse.LIGHTHOUSE} is missing: run `npm ci`", pytrace=False)
+    return site_work(request.config).lighthouse().result()
 
 
 @pytest.fixture

@@ -12,12 +12,15 @@ PERFORMANCE_MIN.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.browser import builtsite
@@ -57,16 +60,46 @@ def pages(site_dir: Path) -> dict[str, str]:
     return {"home": "", "chapter": chapter, "notebook" if notebooks else "worked-example": third}
 
 
+@contextlib.contextmanager
+def chromium(profile: str) -> Iterator[int]:
+    """Debian's Chromium, headless, for one audit; yields its DevTools port. Started here, not
+    by Lighthouse (whose launcher starts it in a session of its own), so that it shares the
+    CPU priority of this process (see `_main_to_file`)."""
+    flags = ["--headless=new", *builtsite.CHROMIUM_ARGS, f"--user-data-dir={profile}",
+             "--remote-debugging-port=0", "about:blank"]
+    port_file = Path(profile) / "DevToolsActivePort"  # Chromium writes its port there
+    log = Path(profile) / "chromium.log"  # a file, not a pipe nobody reads while it runs
+    with open(log, "w") as stderr, subprocess.Popen(
+            [builtsite.CHROMIUM, *flags], stdout=subprocess.DEVNULL, stderr=stderr) as process:
+        try:
+            deadline = time.monotonic() + 30
+            while not (port_file.is_file() and port_file.read_text().strip()):
+                if process.poll() is not None:
+                    raise RuntimeError(f"Chromium exited ({process.returncode}) before "
+                                       f"Lighthouse could use it:\n{log.read_text()}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError("Chromium opened no DevTools port within 30 s")
+                time.sleep(0.05)
+            yield int(port_file.read_text().split()[0])
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 def audit(url: str, out: Path, preset: str | None) -> dict[str, object]:
-    """Run Lighthouse on ``url``; writes out.report.json and out.report.html, returns the
-    parsed JSON report."""
-    with tempfile.TemporaryDirectory(prefix="lighthouse-profile-") as profile:
-        flags = ["--headless=new", *builtsite.CHROMIUM_ARGS, f"--user-data-dir={profile}"]
+    """Run Lighthouse on ``url`` in a Chromium of its own; writes out.report.json and
+    out.report.html, returns the parsed JSON report."""
+    # ignore_cleanup_errors: a renderer of the closed Chromium may still be writing there.
+    profiles = tempfile.TemporaryDirectory(prefix="lighthouse-profile-", ignore_cleanup_errors=True)
+    with profiles as profile, chromium(profile) as port:
         command = [
             str(LIGHTHOUSE), url,
             f"--only-categories={','.join(CATEGORIES)}",
             "--output=json", "--output=html", f"--output-path={out}",
-            f"--chrome-flags={' '.join(flags)}",
+            f"--port={port}",
             # The full-page screenshot only illustrates the HTML report (no audit scores it)
             # and takes seconds on a long page.
             "--disable-full-page-screenshot",
@@ -74,8 +107,7 @@ def audit(url: str, out: Path, preset: str | None) -> dict[str, object]:
         ]
         if preset:
             command.append(f"--preset={preset}")
-        env = {**os.environ, "CHROME_PATH": builtsite.CHROMIUM}
-        result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"lighthouse failed on {url}:\n{result.stdout}{result.stderr}")
     report: dict[str, object] = json.loads(Path(f"{out}.report.json").read_text("utf-8"))
@@ -155,14 +187,45 @@ def run_served(site_dir: Path, preset: str | None = None) -> tuple[list[Row], li
     return rows, failures
 
 
-def table(rows: list[Row]) -> list[str]:
+def run_in_process(site_dir: Path, env: dict[str, str],
+                   started: Callable[[subprocess.Popen[str]], object] | None = None
+                   ) -> tuple[list[Row], list[str], str]:
+    """`run_served` in a Python process (and session) of its own, with its own server, so that
+    the tests running meanwhile in the pytest process (whose server thread would wait for
+    their GIL) do not slow the pages it measures: the rows, the failures, and the load
+    average when it ended. tests/conftest.py starts it as soon as the site is built."""
+    with tempfile.TemporaryDirectory(prefix="lighthouse-") as tmp:
+        out = Path(tmp) / "lighthouse.json"
+        code = ("import sys; from tests.browser.lighthouse import _main_to_file; "
+                "_main_to_file(*sys.argv[1:])")
+        result = builtsite.run_in_own_group(
+            [sys.executable, "-c", code, str(site_dir), str(out)], env, started)
+        if result.returncode != 0:
+            raise RuntimeError(f"Lighthouse failed:\n{result.stdout}{result.stderr}")
+        data = json.loads(out.read_text(encoding="utf-8"))
+    rows = [(name, url, serve, scores, line) for name, url, serve, scores, line in data["rows"]]
+    return rows, data["failures"], data["load"]
+
+
+def _main_to_file(site_dir: str, out: str) -> None:
+    # This process is a session of its own (run_in_own_group), so an autogroup of its own
+    # (builtsite.cpu_priority), shared with the Chromiums it starts: where it may (as root, as
+    # in CI), it takes the CPU before the tests running meanwhile. The visits yield to it in
+    # any case.
+    builtsite.cpu_priority([os.getpid()], -10)
+    rows, failures = run_served(Path(site_dir))
+    data = {"rows": rows, "failures": failures, "load": load_average()}
+    Path(out).write_text(json.dumps(data), encoding="utf-8")
+
+
+def table(rows: list[Row], load: str | None = None) -> list[str]:
     width = max(len(f"{name} {url} ({serve})") for name, url, serve, _, _ in rows)
     lines = [f"{'page':<{width}}  " + "  ".join(f"{c:>14}" for c in CATEGORIES)]
     for name, url, serve, scores, line in rows:
         lines.append(f"{f'{name} {url} ({serve})':<{width}}  "
                      + "  ".join(f"{scores[c]:>14}" for c in CATEGORIES))
         lines.append(f"    {line}")
-    lines.append(f"load average while measured: {load_average()}")
+    lines.append(f"load average while measured: {load or load_average()}")
     return lines
 
 
