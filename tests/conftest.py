@@ -1,11 +1,13 @@
 """Fixtures shared by tests/ and tests/browser/, and the order the tests run in.
 
-The site's build and the browser's visit of every page take minutes, each in processes of its
-own (mkdocs with the notebook kernels; a Python with Chromium per colour scheme). So as soon as
-collection shows that some test needs them, they start, each waited for on a thread of its
-own (`SiteWork`), and the tests that need them run last: the unit tests and the pages run on
-one core while the site is built and visited on the other. The site tests then check that
-one build exactly as before.
+The site's build, the browser's visit of every page and Lighthouse's audits take minutes,
+each in processes of its own (mkdocs with the notebook kernels; a Python with Chromium per
+colour scheme; a Python starting a Chromium per audit). So as soon as collection shows that
+some test needs them, they start (the visits and the audits once the site is built), each
+waited for on a thread of its own (`SiteWork`), and the tests that need them run last: the
+unit tests and the pages run on one core while the site is built, visited and audited on the
+other. The visits yield the CPU to the audits, which measure performance. The site tests
+then check that one build exactly as before.
 """
 
 from __future__ import annotations
