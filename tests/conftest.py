@@ -49,7 +49,7 @@ def _in_background(work: Callable[[], T]) -> Future[T]:
 
 
 class SiteWork:
-    """The session's one site build and its visits, each started once, on first need."""
+    """The session's one site build, its visits and its audits, each started once, on first need."""
 
     def __init__(self, root: Path) -> None:
         self.root = root  # under pytest's basetemp, kept after the run as before
@@ -60,7 +60,7 @@ class SiteWork:
         self._build: Future[builtsite.Build] | None = None
         self._visits: dict[str, Future[list[Visit]]] = {}
         self._lighthouse: Future[Audits] | None = None
-        self._processes: list[subprocess.Popen[str]] = []  # the build's, the visits'
+        self._processes: list[subprocess.Popen[str]] = []  # the build's, visits', audits'
         self._closed = False
 
     def build(self) -> Future[builtsite.Build]:
@@ -103,7 +103,6 @@ class SiteWork:
             if scheme not in self._visits:
                 self._visits[scheme] = _in_background(visit)
             return self._visits[scheme]
-
 
     def lighthouse(self) -> Future[Audits]:
         """Lighthouse's audits (tests/browser/lighthouse.py), started when the site is built,
