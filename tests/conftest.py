@@ -12,6 +12,7 @@ then check that one build exactly as before.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -76,7 +77,8 @@ class SiteWork:
                 self._kill()
 
     def close(self) -> None:
-        """Stop a build or visits still running (with the kernels and Chromiums they started)."""
+        """Stop a build, visits or audits still running (with the kernels and Chromiums they
+        started)."""
         with self._lock:
             self._closed = True
             self._kill()
@@ -84,7 +86,8 @@ class SiteWork:
     def _kill(self) -> None:
         for process in self._processes:
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)  # each its own process group
+                with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                    os.killpg(process.pid, signal.SIGKILL)  # each its own process group
                 process.wait()
 
     def visits(self, scheme: str) -> Future[list[Visit]]:
@@ -140,10 +143,10 @@ def _rank(item: pytest.Item) -> int:
     fixtures = getattr(item, "fixturenames", ())
     if "lighthouse_audits" in fixtures:
         return 5  # last: the audits run beside everything else (SiteWork.lighthouse)
-    if item.get_closest_marker("browser") and "visits" not in fixtures:
-        return 4  # a Chromium of their own: after the visits' two, not beside them
     if "visits" in fixtures:
-        return 3  # they wait for both schemes' visits, done meanwhile on two threads
+        return 4  # they wait for both schemes' visits, which yield the CPU and end late
+    if item.get_closest_marker("browser"):
+        return 3  # a Chromium of their own, beside the visits' two, which yield to it
     if "site_build" in fixtures:
         return 2  # after the rest, while the site is built (and visited) in the background
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
@@ -156,7 +159,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the build, and the visits, now if a collected test needs them; not with
+    """Start the build, the visits and the audits, now if a collected test needs them; not with
     --update-docs, which rewrites pages while the tests run (they are built when first asked
     for, after the pages)."""
     config = session.config

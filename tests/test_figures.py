@@ -34,18 +34,7 @@ def test_committed_figures_are_current() -> None:
 
 
 def test_drawing_twice_gives_the_same_bytes() -> None:
-    """A figure that this run drew exactly as docs/figures/ holds it has been drawn twice
-    already, with the same bytes: by ./scripts/make-figures, in another process and at another
-    time, and here. Every other figure (stale or missing) is drawn a second time here, to tell
-    a drawing that changes from one run to the next from a committed file that is stale."""
-    first = first_drawing()
-    committed = {name: (build.OUT / name).read_bytes() for name in first
-                 if (build.OUT / name).is_file()}
-    unconfirmed = {name for name, data in first.items() if committed.get(name) != data}
-    again = {name: build.render(draw, theme)
-             for stem, draw in build.registry().items() for theme in build.THEMES
-             if (name := f"{stem}{theme.suffix}.svg") in unconfirmed}
-    assert again == {name: first[name] for name in unconfirmed}
+    assert build.render_all() == first_drawing()
 
 
 # --- the diagrams (scripts/figures/diagrams.py, errata.py) ------------------------------------

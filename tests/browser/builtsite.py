@@ -10,9 +10,11 @@ import http.server
 import io
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -101,16 +103,43 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie is gone but for its parent's wait
+
+
+def stop_with_descendants(process: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """Stop ``process`` (SIGTERM, then SIGKILL) and every process it started, and wait until
+    they are gone: a browser's helper processes may outlive it for a moment, and a directory
+    they write to can be removed only after them."""
+    started = descendants(process.pid)
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for pid in started:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def cpu_priority(pids: list[int], nice: int) -> None:
-    """Set the CPU priority of ``pids`` (a nice value, -20 to 19): 19 lets every other process
-    have the CPU first (the browser visits, while Lighthouse measures beside them). On Linux
-    the scheduler first shares the CPU equally between sessions ("autogroups": every Chromium
-    that Playwright starts is a session of its own), whatever the nice values of their
-    processes, so the session's own value is set too (/proc/<pid>/autogroup). Lowering a
-    priority needs no privilege, raising one does (root); what cannot be set is left as is."""
+    """Set the CPU weight of the sessions of ``pids`` to that of a nice value (-20 to 19),
+    through Linux's autogroups (/proc/<pid>/autogroup): the scheduler first shares the CPU
+    between sessions, whatever the nice values of the processes inside them, and every
+    Chromium that Playwright starts is a session of its own. At 19, every other session has
+    the CPU first. Lowering needs no privilege, raising needs CAP_SYS_NICE (root on these
+    machines, where .ci/run runs; not in GitHub's container job). Autogroups apply only where
+    the kernel has them on and the processes are in the root CPU cgroup (so here, but not in
+    most containers); elsewhere, and on macOS, nothing changes."""
     for pid in pids:
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, nice)
         with contextlib.suppress(OSError):
             Path(f"/proc/{pid}/autogroup").write_text(str(nice))
 

@@ -335,8 +335,8 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
 
 def visit_all(site_dir: Path, scheme: str, yield_cpu: bool = False) -> list[Visit]:
     """Every page of the built sitemap, visited in ``scheme``, with a server and a Chromium of
-    its own; with ``yield_cpu``, this process and its Chromium let other processes (Lighthouse,
-    which measures meanwhile) have the CPU first (builtsite.cpu_priority)."""
+    its own; with ``yield_cpu``, the sessions of this process and of its Chromium let the
+    others (Lighthouse's, which measures meanwhile) have the CPU first (builtsite.cpu_priority)."""
     with builtsite.serve(site_dir) as base_url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS)

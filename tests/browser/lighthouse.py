@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -60,13 +61,28 @@ def pages(site_dir: Path) -> dict[str, str]:
     return {"home": "", "chapter": chapter, "notebook" if notebooks else "worked-example": third}
 
 
+@functools.cache
+def launcher_flags() -> list[str]:
+    """The flags Lighthouse's launcher (chrome-launcher, as package-lock.json pins it) starts
+    Chromium with: `chromium` passes them too, so that an audit measures the same Chromium."""
+    code = ("import {Launcher} from 'chrome-launcher'; "
+            "console.log(JSON.stringify(Launcher.defaultFlags()))")
+    result = subprocess.run(["node", "--input-type=module", "-e", code], cwd=builtsite.ROOT,
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"could not read chrome-launcher's flags (npm ci?):\n{result.stderr}")
+    flags: list[str] = json.loads(result.stdout)
+    return flags
+
+
 @contextlib.contextmanager
 def chromium(profile: str) -> Iterator[int]:
-    """Debian's Chromium, headless, for one audit; yields its DevTools port. Started here, not
-    by Lighthouse (whose launcher starts it in a session of its own), so that it shares the
-    CPU priority of this process (see `_main_to_file`)."""
-    flags = ["--headless=new", *builtsite.CHROMIUM_ARGS, f"--user-data-dir={profile}",
-             "--remote-debugging-port=0", "about:blank"]
+    """Debian's Chromium, headless, for one audit, with the flags Lighthouse's launcher would
+    give it; yields its DevTools port. Started here, not by the launcher (which starts it in a
+    session of its own), so that it shares this process's session and CPU priority (see
+    `_main_to_file`). Stopped with every process it started."""
+    flags = [*launcher_flags(), "--headless=new", *builtsite.CHROMIUM_ARGS,
+             f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"]
     port_file = Path(profile) / "DevToolsActivePort"  # Chromium writes its port there
     log = Path(profile) / "chromium.log"  # a file, not a pipe nobody reads while it runs
     with open(log, "w") as stderr, subprocess.Popen(
@@ -81,20 +97,18 @@ def chromium(profile: str) -> Iterator[int]:
                     raise RuntimeError("Chromium opened no DevTools port within 30 s")
                 time.sleep(0.05)
             yield int(port_file.read_text().split()[0])
+            if process.poll() is not None:  # else Lighthouse started a Chromium of its own
+                raise RuntimeError(f"Chromium exited ({process.returncode}) during the audit:"
+                                   f"\n{log.read_text()}")
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            builtsite.stop_with_descendants(process)
 
 
 def audit(url: str, out: Path, preset: str | None) -> dict[str, object]:
     """Run Lighthouse on ``url`` in a Chromium of its own; writes out.report.json and
     out.report.html, returns the parsed JSON report."""
-    # ignore_cleanup_errors: a renderer of the closed Chromium may still be writing there.
-    profiles = tempfile.TemporaryDirectory(prefix="lighthouse-profile-", ignore_cleanup_errors=True)
-    with profiles as profile, chromium(profile) as port:
+    with tempfile.TemporaryDirectory(prefix="lighthouse-profile-") as profile, \
+            chromium(profile) as port:
         command = [
             str(LIGHTHOUSE), url,
             f"--only-categories={','.join(CATEGORIES)}",
@@ -108,8 +122,10 @@ def audit(url: str, out: Path, preset: str | None) -> dict[str, object]:
         if preset:
             command.append(f"--preset={preset}")
         result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"lighthouse failed on {url}:\n{result.stdout}{result.stderr}")
+        if result.returncode != 0:
+            log = (Path(profile) / "chromium.log").read_text(errors="replace")
+            raise RuntimeError(f"lighthouse failed on {url}:\n{result.stdout}{result.stderr}"
+                               f"\nChromium's log:\n{log}")
     report: dict[str, object] = json.loads(Path(f"{out}.report.json").read_text("utf-8"))
     return report
 
@@ -209,9 +225,9 @@ def run_in_process(site_dir: Path, env: dict[str, str],
 
 def _main_to_file(site_dir: str, out: str) -> None:
     # This process is a session of its own (run_in_own_group), so an autogroup of its own
-    # (builtsite.cpu_priority), shared with the Chromiums it starts: where it may (as root, as
-    # in CI), it takes the CPU before the tests running meanwhile. The visits yield to it in
-    # any case.
+    # (builtsite.cpu_priority), shared with the Chromiums it starts: where it may (with
+    # CAP_SYS_NICE, as .ci/run has here), it takes the CPU before the tests running meanwhile.
+    # The visits' sessions yield to it wherever autogroups apply.
     builtsite.cpu_priority([os.getpid()], -10)
     rows, failures = run_served(Path(site_dir))
     data = {"rows": rows, "failures": failures, "load": load_average()}
