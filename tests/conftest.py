@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -59,8 +59,7 @@ class SiteWork:
         self.env = dict(os.environ)
         self._lock = threading.Lock()
         self._build: Future[builtsite.Build] | None = None
-        self._visits: dict[str, Future[list[Visit]]] = {}
-        self._lighthouse: Future[Audits] | None = None
+        self._after: dict[str, Future[Any]] = {}  # the visits and the audits (_after_build)
         self._processes: list[subprocess.Popen[str]] = []  # the build's, visits', audits'
         self._closed = False
 
@@ -90,22 +89,29 @@ class SiteWork:
                     os.killpg(process.pid, signal.SIGKILL)  # each its own process group
                 process.wait()
 
+    def _after_build(self, key: str, work: Callable[[Path], T]) -> Future[T]:
+        """``work(site_dir)`` on a thread of its own once the site is built, started on the
+        first call for ``key`` and shared by the later ones."""
+        build = self.build()
+
+        def run() -> T:
+            site_dir = build.result().dir
+            if site_dir is None:
+                raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
+            return work(site_dir)
+
+        with self._lock:
+            if key not in self._after:
+                self._after[key] = _in_background(run)
+            future: Future[T] = self._after[key]
+            return future
+
     def visits(self, scheme: str) -> Future[list[Visit]]:
         """Every page visited in ``scheme``, after the build; the two schemes run at once."""
         from tests.browser.conftest import visit_all_in_process  # only with the browser tests
 
-        build = self.build()
-
-        def visit() -> list[Visit]:
-            site_dir = build.result().dir
-            if site_dir is None:
-                raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
-            return visit_all_in_process(site_dir, scheme, self.env, self._started)
-
-        with self._lock:
-            if scheme not in self._visits:
-                self._visits[scheme] = _in_background(visit)
-            return self._visits[scheme]
+        return self._after_build(f"visits {scheme}", lambda site_dir: visit_all_in_process(
+            site_dir, scheme, self.env, self._started))
 
     def lighthouse(self) -> Future[Audits]:
         """Lighthouse's audits (tests/browser/lighthouse.py), started when the site is built,
@@ -114,18 +120,8 @@ class SiteWork:
         is not slowed by the visits."""
         from tests.browser import lighthouse  # only with the browser tests
 
-        build = self.build()
-
-        def audit() -> Audits:
-            site_dir = build.result().dir
-            if site_dir is None:
-                raise RuntimeError("the site did not build: see test_mkdocs_build_strict")
-            return lighthouse.run_in_process(site_dir, self.env, self._started)
-
-        with self._lock:
-            if self._lighthouse is None:
-                self._lighthouse = _in_background(audit)
-            return self._lighthouse
+        return self._after_build("lighthouse", lambda site_dir: lighthouse.run_in_process(
+            site_dir, self.env, self._started))
 
 
 _WORK = pytest.StashKey[SiteWork]()

@@ -8,11 +8,13 @@ import functools
 import gzip
 import http.server
 import io
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -87,14 +89,20 @@ def run_in_own_group(args: list[str], env: dict[str, str],
     return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
 
 
+def _stat(pid: int | str) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name: state, ppid, ... ([] if gone)."""
+    try:
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def descendants(pid: int) -> list[int]:
     """The processes started, directly or not, by process ``pid`` (from /proc; none where
     there is no /proc, as on macOS)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    parents = {int(entry.name): int(fields[1]) for entry in Path("/proc").glob("[0-9]*")
+               if len(fields := _stat(entry.name)) > 1}
     found, frontier = [], [pid]
     while frontier:
         children = [child for child, parent in parents.items() if parent in frontier]
@@ -104,11 +112,8 @@ def descendants(pid: int) -> list[int]:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"  # a zombie is gone but for its parent's wait
+    state = _stat(pid)[:1]
+    return state not in ([], ["Z"])  # a zombie is gone but for its parent's wait
 
 
 def stop_with_descendants(process: subprocess.Popen[Any], timeout: float = 10) -> None:
@@ -142,6 +147,25 @@ def cpu_priority(pids: list[int], nice: int) -> None:
     for pid in pids:
         with contextlib.suppress(OSError):
             Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+
+
+def call_in_own_group(function: str, args: list[str], env: dict[str, str],
+                      started: Callable[[subprocess.Popen[str]], object] | None = None) -> Any:
+    """Call ``function`` ("module:name") with ``args`` in a Python process (and process group)
+    of its own, with ``env`` (run_in_own_group), and return what it returned, passed back as
+    JSON. The tests run the visits and the audits this way from threads, not on the threads:
+    pytester's tests, running meanwhile, empty sys.modules and fill it again (pytest's
+    SysModulesSnapshot.restore), and an import on another thread at that moment breaks the
+    module for the rest of the session (seen: every visit failed, NameError in asyncio)."""
+    module, name = function.split(":")
+    with tempfile.TemporaryDirectory(prefix="ffn-call-") as tmp:
+        out = Path(tmp) / "result.json"
+        code = (f"import json, pathlib, sys; from {module} import {name}; "
+                f"pathlib.Path(sys.argv[1]).write_text(json.dumps({name}(*sys.argv[2:])))")
+        result = run_in_own_group([sys.executable, "-c", code, str(out), *args], env, started)
+        if result.returncode != 0:
+            raise RuntimeError(f"{function}{tuple(args)} failed:\n{result.stdout}{result.stderr}")
+        return json.loads(out.read_text(encoding="utf-8"))
 
 
 def _build(site_dir: Path, started: Callable[[subprocess.Popen[str]], object] | None = None

@@ -12,11 +12,8 @@ checked from the next run on.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import subprocess
-import sys
-import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -353,26 +350,16 @@ def visit_all(site_dir: Path, scheme: str, yield_cpu: bool = False) -> list[Visi
 
 def visit_all_in_process(site_dir: Path, scheme: str, env: dict[str, str],
                          started: Callable[[subprocess.Popen[str]], object]) -> list[Visit]:
-    """`visit_all` in a Python process (and process group) of its own, with ``env``; tests/
-    conftest.py runs it from a thread while other tests run. Not on that thread itself:
-    pytester's tests, running meanwhile, empty sys.modules and fill it again (pytest's
-    SysModulesSnapshot.restore), and an import on another thread at that moment breaks the
-    module for the rest of the session (seen: every visit failed, NameError in asyncio)."""
-    with tempfile.TemporaryDirectory(prefix="visits-") as tmp:
-        out = Path(tmp) / "visits.json"
-        code = ("import sys; from tests.browser.conftest import _visit_main; "
-                "_visit_main(*sys.argv[1:])")
-        result = builtsite.run_in_own_group(
-            [sys.executable, "-c", code, str(site_dir), scheme, str(out)], env, started)
-        if result.returncode != 0:
-            raise RuntimeError(
-                f"visiting every page ({scheme}) failed:\n{result.stdout}{result.stderr}")
-        return [Visit(**record) for record in json.loads(out.read_text(encoding="utf-8"))]
+    """`visit_all` in a Python process (and process group) of its own, with ``env``
+    (builtsite.call_in_own_group, which says why); tests/conftest.py runs it from a thread
+    while other tests run."""
+    records = builtsite.call_in_own_group("tests.browser.conftest:_visit_records",
+                                          [str(site_dir), scheme], env, started)
+    return [Visit(**record) for record in records]
 
 
-def _visit_main(site_dir: str, scheme: str, out: str) -> None:
-    visits = visit_all(Path(site_dir), scheme, yield_cpu=True)
-    Path(out).write_text(json.dumps([dataclasses.asdict(v) for v in visits]), encoding="utf-8")
+def _visit_records(site_dir: str, scheme: str) -> list[dict[str, Any]]:
+    return [dataclasses.asdict(v) for v in visit_all(Path(site_dir), scheme, yield_cpu=True)]
 
 
 @pytest.fixture(scope="session")

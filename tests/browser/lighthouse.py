@@ -80,7 +80,7 @@ def chromium(profile: str) -> Iterator[int]:
     """Debian's Chromium, headless, for one audit, with the flags Lighthouse's launcher would
     give it; yields its DevTools port. Started here, not by the launcher (which starts it in a
     session of its own), so that it shares this process's session and CPU priority (see
-    `_main_to_file`). Stopped with every process it started."""
+    `_audit_results`). Stopped with every process it started."""
     flags = [*launcher_flags(), "--headless=new", *builtsite.CHROMIUM_ARGS,
              f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"]
     port_file = Path(profile) / "DevToolsActivePort"  # Chromium writes its port there
@@ -210,28 +210,20 @@ def run_in_process(site_dir: Path, env: dict[str, str],
     the tests running meanwhile in the pytest process (whose server thread would wait for
     their GIL) do not slow the pages it measures: the rows, the failures, and the load
     average when it ended. tests/conftest.py starts it as soon as the site is built."""
-    with tempfile.TemporaryDirectory(prefix="lighthouse-") as tmp:
-        out = Path(tmp) / "lighthouse.json"
-        code = ("import sys; from tests.browser.lighthouse import _main_to_file; "
-                "_main_to_file(*sys.argv[1:])")
-        result = builtsite.run_in_own_group(
-            [sys.executable, "-c", code, str(site_dir), str(out)], env, started)
-        if result.returncode != 0:
-            raise RuntimeError(f"Lighthouse failed:\n{result.stdout}{result.stderr}")
-        data = json.loads(out.read_text(encoding="utf-8"))
+    data = builtsite.call_in_own_group("tests.browser.lighthouse:_audit_results",
+                                       [str(site_dir)], env, started)
     rows = [(name, url, serve, scores, line) for name, url, serve, scores, line in data["rows"]]
     return rows, data["failures"], data["load"]
 
 
-def _main_to_file(site_dir: str, out: str) -> None:
+def _audit_results(site_dir: str) -> dict[str, object]:
     # This process is a session of its own (run_in_own_group), so an autogroup of its own
     # (builtsite.cpu_priority), shared with the Chromiums it starts: where it may (with
     # CAP_SYS_NICE, as .ci/run has here), it takes the CPU before the tests running meanwhile.
     # The visits' sessions yield to it wherever autogroups apply.
     builtsite.cpu_priority([os.getpid()], -10)
     rows, failures = run_served(Path(site_dir))
-    data = {"rows": rows, "failures": failures, "load": load_average()}
-    Path(out).write_text(json.dumps(data), encoding="utf-8")
+    return {"rows": rows, "failures": failures, "load": load_average()}
 
 
 def table(rows: list[Row], load: str | None = None) -> list[str]:
