@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import html
 import logging
-import os
 import posixpath
 import re
-import shutil
 import subprocess
 import tempfile
 import urllib.parse
@@ -39,11 +37,12 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
+from ffn_docs import chromium
+
 log = logging.getLogger("mkdocs.hooks.pdf")
 
 PRINT_SRC = "print.md"
 PDF_NAME = "ffn-by-the-numbers.pdf"
-CHROMIUM = os.environ.get("FFN_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT = 180  # seconds for Chromium to print the book (~10 s on an idle machine)
 _STUB = """---
 search:
@@ -181,14 +180,13 @@ def _print_pdf(page: Path, pdf: Path) -> None:
     if _state["command"] == "serve":
         log.info(f"pdf: {PDF_NAME} is not made under `mkdocs serve` (see hooks/pdf.py)")
         return
-    if not Path(CHROMIUM).is_file() and shutil.which(CHROMIUM) is None:
-        log.info(f"pdf: {PDF_NAME} skipped: {CHROMIUM} is missing (apt-get install -y "
+    if not chromium.installed():
+        log.info(f"pdf: {PDF_NAME} skipped: {chromium.PATH} is missing (apt-get install -y "
                  "chromium); the page print/ holds the whole book")
         return
     with tempfile.TemporaryDirectory(prefix="ffn-pdf-") as profile:
         command = [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            chromium.PATH, "--headless", *chromium.ARGS,
             f"--user-data-dir={profile}", "--no-pdf-header-footer",
             "--virtual-time-budget=10000", f"--print-to-pdf={pdf}", page.as_uri(),
         ]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from harness.requires import missing as _missing
 from tests.browser import builtsite
 
 if TYPE_CHECKING:
@@ -162,9 +163,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if config.option.collectonly or session.testsfailed or config.getoption(
             "--update-docs", default=False):
         return
-    missing = builtsite.missing_tools()  # then the browser tests are skipped or fail at once
     needed = {name for item in session.items for name in getattr(item, "fixturenames", ())
-              if not (missing and item.get_closest_marker("browser"))}
+              if not _missing(item)}  # else skipped, or failed at once
     if "site_build" in needed:
         site_work(session.config).build()
     if "visits" in needed:

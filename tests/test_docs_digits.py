@@ -29,14 +29,14 @@ from typing import Any
 import pytest
 
 import ffn  # noqa: F401  (imported once here: pytester's in-process runs would re-import scipy's C code)
-from tests.harness import optional
-from tests.harness import page as pages
-from tests.harness import plugin as harness
+from harness import optional
+from harness import page as pages
+from harness import plugin as harness
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCKS = {p: len(pages.load(p).blocks) for p in sorted(DOCS.rglob("*.md"))}  # parsed once
 PAGES = [p for p, n in BLOCKS.items() if n]
-ARGS = ["-p", "tests.harness.plugin", "--markdown-docs", "--markdown-docs-syntax=superfences",
+ARGS = ["-p", "harness.plugin", "--markdown-docs", "--markdown-docs-syntax=superfences",
         "-p", "no:cacheprovider"]
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from tests.browser import builtsite
 
+pytestmark = pytest.mark.needs("chromium", "poppler-utils")
 PDF = "ffn-by-the-numbers.pdf"
 POPPLER = ("pdftotext", "pdfimages", "pdfinfo")
 TEX = re.compile(r"\\(?:frac|sqrt|mathrm|mathbf|operatorname|cdot|times|left|right|begin|sum"

@@ -27,7 +27,7 @@ def update(pytester: pytest.Pytester, page: str | bytes, name: str = "page.md") 
 
 
 def blocks(path: Path) -> list[int]:
-    from tests.harness import page as pages
+    from harness import page as pages
 
     return [b.start for b in pages.load(path).blocks]
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.harness.plugin import _fence_for
+from harness.plugin import _fence_for
 from tests.test_harness import ARGS
 
 # Values tied in prose. 68 inside 768 once made the rewriter fix the wrong place.

@@ -158,28 +158,3 @@ def test_the_lock_covers_more_than_one_platform() -> None:
     for name in ("numpy", "scipy", "pyyaml", "ruff", "zizmor", "playwright"):
         assert entries[name][1] >= 6, (name, entries[name])
     assert "appnope" in entries  # macOS only: ipykernel needs it there
-
-
-def run_browser_test(**env: str) -> subprocess.CompletedProcess[str]:
-    """One browser test in a pytest of its own, on a machine without Chromium."""
-    code = ("import sys\nfrom tests.browser import builtsite\n"
-            "builtsite.CHROMIUM = '/nonexistent/chromium'\nimport pytest\n"
-            "sys.exit(pytest.main(['tests/browser/test_lighthouse.py', '-q']))")
-    environ = {k: v for k, v in os.environ.items() if k != "FFN_REQUIRE_BROWSER"}
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, env={**environ, **env}, check=False, timeout=300)
-
-
-def test_browser_tests_are_skipped_by_name_where_chromium_is_missing() -> None:
-    result = run_browser_test()
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 browser tests skipped: this machine lacks /nonexistent/chromium" in result.stdout
-    assert "tests/browser/test_lighthouse.py: test_lighthouse_scores" in result.stdout
-    assert "1 skipped" in result.stdout
-
-
-def test_browser_tests_fail_where_ci_requires_them() -> None:
-    result = run_browser_test(FFN_REQUIRE_BROWSER="1")
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "FFN_REQUIRE_BROWSER=1 and the browser tests need /nonexistent/chromium" in (
-        result.stdout)

@@ -74,7 +74,7 @@ def free_port() -> int:
 
 
 def test_gloo_all_reduce_of_two_shards_equals_ffn(tmp_path: Path) -> None:
-    from tests.harness import optional
+    from harness import optional
 
     optional.import_torch("the tensor-parallel gloo test")
     import ffn

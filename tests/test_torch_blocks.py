@@ -1,6 +1,6 @@
 """The `torch` fence option: PyTorch tabs run where torch imports, are skipped where it does not.
 
-Missing torch is simulated with FFN_HIDE_TORCH=1 (tests/harness/optional.py), so that the
+Missing torch is simulated with FFN_HIDE_TORCH=1 (harness/optional.py), so that the
 skip and failure paths are tested on a machine that has torch; the path where the tab runs
 needs torch itself (skipped without it, failed under FFN_REQUIRE_TORCH=1).
 """
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.harness import optional
+from harness import optional
 from tests.test_harness import ARGS, run, titled_page
 
 # A numpy block, its PyTorch tab continuing it, then a numpy block continuing the chain. The

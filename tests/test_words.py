@@ -1,10 +1,10 @@
-"""tests/harness/words.py: the words prose ties give, and ties that use them."""
+"""harness/words.py: the words prose ties give, and ties that use them."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.harness.words import differing_decimal, fraction, ordinal
+from harness.words import differing_decimal, fraction, ordinal
 from tests.test_harness import run
 
 

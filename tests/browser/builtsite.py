@@ -26,29 +26,12 @@ from typing import Any
 
 import yaml
 
+from ffn_docs import chromium
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-# Debian's Chromium, headless, as root, with nothing that talks to the network by itself.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM = chromium.PATH
+CHROMIUM_ARGS = chromium.ARGS
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def missing_tools() -> list[str]:
-    """What the browser checks need and this machine lacks, with the command that installs it."""
-    missing = []
-    if not Path(CHROMIUM).is_file():
-        missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
-    if not AXE_JS.is_file():
-        missing.append(f"{AXE_JS.relative_to(ROOT)} (npm ci)")
-    return missing
 
 
 class _LenientLoader(yaml.SafeLoader):

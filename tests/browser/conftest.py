@@ -47,59 +47,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.needs("chromium", "npm"))  # npm: axe-core, Lighthouse
 
 
 LIGHTHOUSE_SCORES: list[str] = []  # the score table, filled by test_lighthouse
 SCREENSHOTS: list[Path] = []  # filled by test_screenshots
-NOT_RUN: list[str] = []  # why the browser tests are skipped, and which (pytest_collection_finish)
-REQUIRE = "FFN_REQUIRE_BROWSER"  # =1 (.ci/run): a missing tool fails the browser tests instead
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Where Chromium or the npm packages are missing and cannot be installed (a Mac, a Linux
-    machine where ./scripts/test does not run as root), skip the browser tests and say so, by
-    name, before and after the run; with FFN_REQUIRE_BROWSER=1 they run and fail."""
-    items = [item for item in session.items if item.get_closest_marker("browser")]
-    missing = builtsite.missing_tools()
-    if not items or not missing or os.environ.get(REQUIRE) == "1":
-        return
-    reason = "needs " + "; ".join(missing)
-    for item in items:
-        item.add_marker(pytest.mark.skip(reason=reason))
-    tests: dict[str, list[str]] = {}
-    for item in items:
-        names = tests.setdefault(Path(str(item.path)).relative_to(builtsite.ROOT).as_posix(), [])
-        name = getattr(item, "originalname", item.name)
-        if name not in names:
-            names.append(name)
-    NOT_RUN[:] = [
-        f"{len(items)} browser tests skipped: this machine lacks " + "; ".join(missing),
-        ("(./scripts/test installs Chromium only as root on Debian and runs `npm ci` where npm"
-         f" is; CI runs them all: .ci/run sets {REQUIRE}=1, which makes a missing tool fail)"),
-        *(f"  {path}: {', '.join(names)}" for path, names in tests.items()),
-    ]
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_sep("!", "browser tests not run")
-        for line in NOT_RUN:
-            reporter.write_line(line)
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """With FFN_REQUIRE_BROWSER=1, a browser test fails at once where a tool is missing, before
-    any fixture builds the site."""
-    if item.get_closest_marker("browser") and os.environ.get(REQUIRE) == "1":
-        missing = builtsite.missing_tools()
-        if missing:
-            pytest.fail(f"{REQUIRE}=1 and the browser tests need " + "; ".join(missing)
-                        + " (.ci/run installs both)", pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if NOT_RUN:
-        terminalreporter.write_sep("!", "browser tests not run")
-        for line in NOT_RUN:
-            terminalreporter.write_line(line)
     if LIGHTHOUSE_SCORES:
         terminalreporter.write_sep("-", "Lighthouse scores (tests/browser/out/lighthouse)")
         for line in LIGHTHOUSE_SCORES:
@@ -138,10 +93,8 @@ class Site:
 
 @pytest.fixture(scope="session")
 def site(site_build: builtsite.Build) -> Iterator[Site]:
-    missing = builtsite.missing_tools()
-    if missing:
-        pytest.fail(f"{REQUIRE}=1 and the browser tests need " + "; ".join(missing)
-                    + " (.ci/run installs both)", pytrace=False)
+    if not builtsite.AXE_JS.is_file():
+        pytest.fail(f"{builtsite.AXE_JS} is missing: run `npm ci`", pytrace=False)
     site_dir = site_build.dir  # the session's one build (tests/conftest.py)
     if site_dir is None:
         pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ffn_docs import chromium as debian_chromium
 from tests.browser import builtsite
 
 LIGHTHOUSE = builtsite.ROOT / "node_modules" / ".bin" / "lighthouse"
@@ -254,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="audit this already built site (the directory holding its"
                         " index.html, built under the site_url path) instead of building one")
     args = parser.parse_args(argv)
-    missing = builtsite.missing_tools() + ([] if LIGHTHOUSE.exists() else ["lighthouse (npm ci)"])
+    missing = [] if LIGHTHOUSE.exists() else ["lighthouse (npm ci)"]
+    if not debian_chromium.installed():
+        missing.append(f"{debian_chromium.PATH} (apt-get install -y chromium)")
     if missing:
         print("scripts/lighthouse needs: " + "; ".join(missing), file=sys.stderr)
         return 2

@@ -32,9 +32,9 @@ from markdown_it import MarkdownIt
 from pytest_markdown_docs._runners import DefaultRunner, register_runner
 from pytest_markdown_docs.definitions import FenceTestDefinition
 
-from tests.harness import optional, words
-from tests.harness import page as pages
-from tests.harness.page import Block, Page
+from harness import optional, words
+from harness import page as pages
+from harness.page import Block, Page
 
 UPDATE_OPTION = "--update-docs"
 # numpy's print options as the harness found them; every chain of blocks starts from these.

@@ -1,0 +1,35 @@
+"""Tests that need a tool from Debian's packages say so with `@pytest.mark.needs("poppler-utils")`
+(the packages of ffn_docs/system.py). Where one is missing they are skipped, the package named,
+or, where its FFN_REQUIRE_* variable is 1 (.ci/run sets them), they fail at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from ffn_docs import system
+
+
+def missing(item: pytest.Item) -> str | None:
+    """Why ``item`` cannot run here (the missing packages, named), or None."""
+    marker = item.get_closest_marker("needs")
+    return None if marker is None else system.why_missing(marker.args)
+
+
+def _required(item: pytest.Item) -> list[str]:
+    marker = item.get_closest_marker("needs")
+    return [f"{system.TOOLS[p].require}=1" for p in marker.args
+            if system.TOOLS[p].required()] if marker else []
+
+
+@pytest.hookimpl(trylast=True)  # after the conftests have marked their tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        reason = missing(item)
+        if reason and not _required(item):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    reason = missing(item)
+    if reason and _required(item):
+        pytest.fail(f"{', '.join(_required(item))}, but this test {reason}", pytrace=False)
