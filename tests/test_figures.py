@@ -5,20 +5,12 @@ from __future__ import annotations
 import ast
 import functools
 import html
-import importlib
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 
-BUILD = Path(__file__).resolve().parents[1] / "scripts" / "figures" / "build.py"
-spec = importlib.util.spec_from_file_location("figures_build", BUILD)
-assert spec and spec.loader
-build = importlib.util.module_from_spec(spec)
-sys.modules["figures_build"] = build
-spec.loader.exec_module(build)
+from scripts.figures import _seed_data, build, diagrams, errata
 
 
 @functools.cache
@@ -39,8 +31,8 @@ def test_drawing_twice_gives_the_same_bytes() -> None:
 
 # --- the diagrams (scripts/figures/diagrams.py, errata.py) ------------------------------------
 
-DOCS = BUILD.parents[2] / "docs"
-DIAGRAM_MODULES = ("diagrams", "errata")
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+DIAGRAM_MODULES = (diagrams, errata)
 
 
 def _page_arrays(page: Path) -> dict[str, dict[str, object]]:
@@ -72,7 +64,7 @@ def _page_arrays(page: Path) -> dict[str, dict[str, object]]:
 
 
 def test_seed_data_is_what_the_worked_example_page_uses() -> None:
-    seed_data = importlib.import_module("_seed_data")
+    seed_data = _seed_data
     on_page = _page_arrays(DOCS / "worked-example.md")
     for example in seed_data.EXAMPLES:
         assert example.section in on_page, f"no '## {example.section}' on worked-example.md"
@@ -91,7 +83,7 @@ def test_diagrams_are_on_pages_and_their_alt_text_numbers_are_drawn() -> None:
     """Each diagram is shown (light and dark) with alt text, and every number in its alt text
     is one the diagram draws, so alt text cannot drift from what ffn computes."""
     stems = {stem for module in DIAGRAM_MODULES
-             for stem in importlib.import_module(module).FIGURES}
+             for stem in module.FIGURES}
     images = [(alt, stem, dark)
               for page in sorted(DOCS.glob("*.md"))
               for alt, stem, dark in re.findall(r"!\[([^\]]*)\]\(figures/([\w-]+?)(-dark)?\.svg",

@@ -31,7 +31,7 @@ import nbformat
 import pytest
 from mkdocs.config import load_config
 
-from tests.browser import builtsite
+from ffn_docs import site as sitetools
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -67,7 +67,7 @@ def _build(tmp_path: Path, notebooks: dict[str, str]) -> subprocess.CompletedPro
     for name, text in notebooks.items():
         (docs / "notebooks" / name).write_text(text, encoding="utf-8")
     nav = [{"Home": "index.md"}, *({name: f"notebooks/{name}"} for name in notebooks)]
-    env = {**os.environ, **builtsite.BUILD_ENV}  # no cache, links checked: as the tests build
+    env = {**os.environ, **sitetools.BUILD_ENV}  # no cache, links checked: as the tests build
     command = [sys.executable, "-c", _BUILD, str(ROOT / "mkdocs.yml"), str(docs),
                str(tmp_path / "site"), json.dumps(nav)]
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -89,7 +89,7 @@ def _notebook(*sources: str) -> str:
 def test_plugin_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """The settings the other tests rely on, in one place, as mkdocs reads them for the tests'
     build (the defaults are the opposite for allow_errors, cache and include)."""
-    for name, value in builtsite.BUILD_ENV.items():
+    for name, value in sitetools.BUILD_ENV.items():
         monkeypatch.setenv(name, value)
     config = load_config(str(ROOT / "mkdocs.yml")).plugins["mkdocs-jupyter"].config
     assert config["execute"] is True
@@ -135,7 +135,7 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def built_site(site_build: builtsite.Build) -> Path:
+def built_site(site_build: sitetools.Build) -> Path:
     if site_build.dir is None:
         pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)
     return site_build.dir

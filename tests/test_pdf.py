@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import builtsite
+from ffn_docs import site as sitetools
 
 pytestmark = pytest.mark.needs("chromium", "poppler-utils")
 PDF = "ffn-by-the-numbers.pdf"
@@ -26,7 +26,7 @@ TEX = re.compile(r"\\(?:frac|sqrt|mathrm|mathbf|operatorname|cdot|times|left|rig
 ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*)</article>', re.S)
 
 
-def _site(site_build: builtsite.Build) -> Path:
+def _site(site_build: sitetools.Build) -> Path:
     if site_build.dir is None:
         pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)
     missing = [tool for tool in POPPLER if shutil.which(tool) is None]
@@ -61,7 +61,7 @@ def _title(article: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def book(site_build: builtsite.Build) -> tuple[Path, str]:
+def book(site_build: sitetools.Build) -> tuple[Path, str]:
     site = _site(site_build)
     return site, _run("pdftotext", "-enc", "UTF-8", str(site / PDF), "-")
 
@@ -70,7 +70,7 @@ def test_pdf_has_every_page_in_nav_order(book: tuple[Path, str]) -> None:
     site, text = book
     words = _words(text)
     position = 0
-    for page in builtsite.nav_pages():
+    for page in sitetools.nav_pages():
         title = _title(_article(site, page.url))
         found = words.find(title, position)
         assert found >= 0, f"{PDF}: the title of /{page.url}, {title!r}, is missing or out of order"
@@ -79,7 +79,7 @@ def test_pdf_has_every_page_in_nav_order(book: tuple[Path, str]) -> None:
 
 def test_pdf_has_every_figure(book: tuple[Path, str]) -> None:
     site, text = book
-    images = [tag for page in builtsite.nav_pages()
+    images = [tag for page in sitetools.nav_pages()
               for tag in re.findall(r"<img\b[^>]*>", _article(site, page.url))
               if "#only-dark" not in tag]
     raster = [tag for tag in images if re.search(r'src="[^"]*(?:\.png|data:image/png)', tag)]
@@ -100,7 +100,7 @@ def test_pdf_has_no_raw_tex(book: tuple[Path, str]) -> None:
     assert italic_x in text, f"{PDF}: no math italic x: is the math typeset (MathML)?"
 
 
-def test_print_page_links_stay_on_the_print_page(site_build: builtsite.Build) -> None:
+def test_print_page_links_stay_on_the_print_page(site_build: sitetools.Build) -> None:
     site = _site(site_build)
     page = (site / "print" / "index.html").read_text(encoding="utf-8")
     article = re.search(r"<article .*<!-- /book -->", page, re.S)  # contents and chapters
@@ -108,11 +108,11 @@ def test_print_page_links_stay_on_the_print_page(site_build: builtsite.Build) ->
     ids = set(re.findall(r'\bid="([^"]*)"', page))
     anchors = set(re.findall(r'\bhref="#([^"]*)"', article.group(0)))
     assert not anchors - ids, f"print/: links to missing anchors: {sorted(anchors - ids)[:10]}"
-    chapters = {"../" + p.url for p in builtsite.nav_pages() if p.url}
+    chapters = {"../" + p.url for p in sitetools.nav_pages() if p.url}
     elsewhere = sorted(href for href in re.findall(r'\bhref="([^"#]*)(?:#[^"]*)?"',
                                                    article.group(0)) if href in chapters)
     assert not elsewhere, f"print/: links that leave the print page: {elsewhere[:10]}"
     dests = _run("pdfinfo", "-dests", str(site / PDF))
-    for p in builtsite.nav_pages():
+    for p in sitetools.nav_pages():
         slug = p.url.strip("/").replace("/", "-") or "home"
         assert f'"{slug}"' in dests, f"{PDF}: no destination for /{p.url} ({slug})"

@@ -1,36 +1,31 @@
 """Draw every figure of the site into docs/figures/, or check that the committed ones are current.
 
-    ./scripts/figures           # (re)draw all figures
-    ./scripts/figures --check   # exit 1 if a committed figure is missing, stale or orphaned
+    ./scripts/make-figures           # (re)draw all figures: python -m scripts.figures
+    ./scripts/make-figures --check   # exit 1 if a committed figure is missing, stale or orphaned
 
-Figures live in the modules next to this file: each defines `FIGURES`, a dict from a file stem
-(like "activations") to a function that draws it with `ffn` and returns a matplotlib Figure.
+Figures live in the modules of this package (MODULES): each defines `FIGURES`, a dict from a
+file stem (like "activations") to a function that draws it with `ffn` and returns a Figure.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE.parents[1] / "docs" / "figures"
-sys.path.insert(0, str(HERE))  # the figure modules import _common as a sibling
+from scripts.figures import activations, diagrams, dynamics, errata, expansion, parameters
+from scripts.figures._common import THEMES, Draw, render
 
-from _common import THEMES, Draw, render  # noqa: E402
+OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
+MODULES = (activations, diagrams, dynamics, errata, expansion, parameters)
 
 
 def registry() -> dict[str, Draw]:
-    """Every figure of every module in this folder, by file stem."""
+    """Every figure of every module in MODULES, by file stem."""
     figures: dict[str, Draw] = {}
-    for module_path in sorted(HERE.glob("[!_]*.py")):
-        if module_path.stem == "build":
-            continue
-        module = importlib.import_module(module_path.stem)
+    for module in MODULES:
         for stem, draw in module.FIGURES.items():
             if stem in figures:
-                raise ValueError(f"figure {stem!r} is defined twice (again in {module_path.name})")
+                raise ValueError(f"figure {stem!r} is defined twice (again in {module.__name__})")
             figures[stem] = draw
     return figures
 
@@ -72,7 +67,3 @@ def main() -> int:
         (OUT / name).write_bytes(data)
     print(f"wrote {len(rendered)} figures to docs/figures/")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,8 +2,7 @@
 
 Every label that is a number (a width, a shape, a count) is read from `ffn` when the diagram
 is drawn: model widths from `ffn.get_model`, array shapes from a real `ffn.FeedForward` run,
-parameter counts from `ffn.count_parameters`. `LABELS` keeps, per diagram, the numbers its
-labels show, so tests/test_figures.py can check them against `ffn` independently.
+parameter counts from `ffn.count_parameters`.
 """
 
 from __future__ import annotations
@@ -12,12 +11,12 @@ import functools
 import itertools
 
 import numpy as np
-from _common import canvas, color, fg
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
 
 import ffn
+from scripts.figures._common import canvas, color, fg
 
 # Typographic characters, as escapes so the source stays plain ASCII.
 TIMES, ARROW, MINUS, SUM = "\u00d7", "\u2192", "\u2212", "\u03a3"
@@ -411,8 +410,6 @@ def gated_wiring() -> Figure:
             fontsize=11)
     return fig
 
-
-LABELS: dict[str, dict[str, object]] = {}
 
 FIGURES = {
     "transformer-layer": transformer_layer,

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from _common import canvas, color, fg
-from _seed_data import EXAMPLES, Example
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 import ffn
+from scripts.figures._common import canvas, color, fg
+from scripts.figures._seed_data import EXAMPLES, Example
 
 MINUS = "\u2212"
 BIG, SMALL, FIXED = 1, 4, 2  # theme colours: wrong by more than a unit, by at most one, right

@@ -1,21 +1,17 @@
 """Browser tests of the built site, in Debian's Chromium driven by Playwright.
 
-Once per session: build the site (`mkdocs build --strict`) and visit every page listed in the
-built sitemap.xml in both colour schemes (`visit_all`: for each scheme, its own server on
-127.0.0.1 and its own headless Chromium, in a process of its own that tests/conftest.py starts
-while other tests run), recording what the tests then check (console errors, failed and third-party
-requests, images, math, code-copy buttons, links, axe-core results). The other browser tests
-share one Chromium (`browser`). Nothing here lists pages by hand: a page added to the site is
-checked from the next run on.
+Once per session, on the session's build (tests/conftest.py), served on 127.0.0.1: every page
+listed in the built sitemap.xml is visited in both colour schemes (`visits`), recording what the
+tests then check (console errors, failed and third-party requests, images, math, code-copy
+buttons, links, axe-core results). All browser tests share one Chromium (`browser`). Nothing
+here lists pages by hand: a page added to the site is checked from the next run on.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import subprocess
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +27,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.browser import builtsite, lighthouse
+from ffn_docs import chromium
+from ffn_docs import site as sitetools
 
 SCHEMES = ("light", "dark")
 MATERIAL_SCHEME = {"light": "default", "dark": "slate"}
@@ -48,6 +45,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if here in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.needs("chromium", "npm"))  # npm: axe-core, Lighthouse
+            item.add_marker(pytest.mark.site)  # they all visit the built site
 
 
 LIGHTHOUSE_SCORES: list[str] = []  # the score table, filled by test_lighthouse
@@ -56,7 +54,7 @@ SCREENSHOTS: list[Path] = []  # filled by test_screenshots
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if LIGHTHOUSE_SCORES:
-        terminalreporter.write_sep("-", "Lighthouse scores (tests/browser/out/lighthouse)")
+        terminalreporter.write_sep("-", "Lighthouse scores (reports in .cache/lighthouse)")
         for line in LIGHTHOUSE_SCORES:
             terminalreporter.write_line(line)
     if SCREENSHOTS:
@@ -92,24 +90,24 @@ class Site:
 
 
 @pytest.fixture(scope="session")
-def site(site_build: builtsite.Build) -> Iterator[Site]:
-    if not builtsite.AXE_JS.is_file():
-        pytest.fail(f"{builtsite.AXE_JS} is missing: run `npm ci`", pytrace=False)
+def site(site_build: sitetools.Build) -> Iterator[Site]:
+    if not sitetools.AXE_JS.is_file():
+        pytest.fail(f"{sitetools.AXE_JS} is missing: run `npm ci`", pytrace=False)
     site_dir = site_build.dir  # the session's one build (tests/conftest.py)
     if site_dir is None:
         pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)
     # A page edited while the site was built has no reliable count: leave it out.
-    formulas = {p.url: builtsite.formulas(site_build.sources[p.src])
-                for p in builtsite.nav_pages() if p.src in site_build.sources}
-    with builtsite.serve(site_dir) as base_url:
-        yield Site(site_dir, base_url, builtsite.sitemap_pages(site_dir), formulas)
+    formulas = {p.url: sitetools.formulas(site_build.sources[p.src])
+                for p in sitetools.nav_pages() if p.src in site_build.sources}
+    with sitetools.serve(site_dir) as base_url:
+        yield Site(site_dir, base_url, sitetools.sitemap_pages(site_dir), formulas)
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS
+            executable_path=chromium.PATH, args=chromium.ARGS
         )
         yield browser
         browser.close()
@@ -276,65 +274,24 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     # The page's script makes each overflowing scroller focusable a few per frame after load
     # (overrides/main.html), and axe checks that they are (scrollable-region-focusable).
     page.wait_for_function(SCROLLABLES_READY_JS)
-    page.add_script_tag(path=builtsite.AXE_JS)
+    page.add_script_tag(path=sitetools.AXE_JS)
     record.axe_violations = page.evaluate(AXE_JS, AXE_TAGS)
     record.facts["codeWithoutCopy"] = page.evaluate(COPY_JS)
     recorder.visit = None
     return record
 
 
-def visit_all(site_dir: Path, scheme: str, yield_cpu: bool = False) -> list[Visit]:
-    """Every page of the built sitemap, visited in ``scheme``, with a server and a Chromium of
-    its own; with ``yield_cpu``, the sessions of this process and of its Chromium let the
-    others (Lighthouse's, which measures meanwhile) have the CPU first (builtsite.cpu_priority)."""
-    with builtsite.serve(site_dir) as base_url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=builtsite.CHROMIUM, args=builtsite.CHROMIUM_ARGS)
-        if yield_cpu:  # Chromium's renderers, started later, join its session (autogroup)
-            builtsite.cpu_priority([os.getpid(), *builtsite.descendants(os.getpid())], 19)
-        context, page, recorder = open_page(browser, base_url, scheme)
+@pytest.fixture(scope="session")
+def visits(site: Site, browser: Browser) -> list[Visit]:
+    """Every page of the sitemap, visited once in each colour scheme."""
+    records = []
+    for scheme in SCHEMES:
+        context, page, recorder = open_page(browser, site.base_url, scheme)
         try:
-            return [visit(page, recorder, base_url, url, scheme)
-                    for url in builtsite.sitemap_pages(site_dir)]
+            records += [visit(page, recorder, site.base_url, url, scheme) for url in site.pages]
         finally:
             context.close()
-            browser.close()
-
-
-def visit_all_in_process(site_dir: Path, scheme: str, env: dict[str, str],
-                         started: Callable[[subprocess.Popen[str]], object]) -> list[Visit]:
-    """`visit_all` in a Python process (and process group) of its own, with ``env``
-    (builtsite.call_in_own_group, which says why); tests/conftest.py runs it from a thread
-    while other tests run."""
-    records = builtsite.call_in_own_group("tests.browser.conftest:_visit_records",
-                                          [str(site_dir), scheme], env, started)
-    return [Visit(**record) for record in records]
-
-
-def _visit_records(site_dir: str, scheme: str) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(v) for v in visit_all(Path(site_dir), scheme, yield_cpu=True)]
-
-
-@pytest.fixture(scope="session")
-def visits(site: Site, request: pytest.FixtureRequest) -> list[Visit]:
-    """Every page of the sitemap, visited once in each colour scheme (started in the
-    background as soon as the tests were collected: tests/conftest.py)."""
-    from tests.conftest import site_work
-
-    futures = [site_work(request.config).visits(scheme) for scheme in SCHEMES]  # both at once
-    return [record for future in futures for record in future.result()]
-
-
-@pytest.fixture(scope="session")
-def lighthouse_audits(site: Site, request: pytest.FixtureRequest
-                      ) -> tuple[list[lighthouse.Row], list[str], str]:
-    """Lighthouse's audits of the built site: rows, failures and the load average when they
-    ended (started as soon as the site was built: tests/conftest.py)."""
-    from tests.conftest import site_work
-
-    if not lighthouse.LIGHTHOUSE.exists():
-        pytest.fail(f"{lighthouse.LIGHTHOUSE} is missing: run `npm ci`", pytrace=False)
-    return site_work(request.config).lighthouse().result()
+    return records
 
 
 @pytest.fixture

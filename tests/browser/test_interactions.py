@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser import builtsite
+from ffn_docs import site as sitetools
 from tests.browser.conftest import (
     SCHEMES,
     SCREENSHOT_DIR,
@@ -47,7 +47,7 @@ def search_word(visits: list[Visit]) -> tuple[str, str]:
             i += 1
         return found
 
-    chapter_urls = {p.url for p in builtsite.chapters()}
+    chapter_urls = {p.url for p in sitetools.chapters()}
     candidates = [
         (word, v.url)
         for v in light if v.url in chapter_urls
@@ -104,7 +104,7 @@ def test_colour_toggle_switches_and_persists(site: Site, new_page: tuple[Page, R
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") != light_background
     page.reload()
     expect_scheme(page, "slate", "the dark scheme did not survive a reload")
-    page.goto(site.base_url + builtsite.nav_pages()[1].url)  # a chapter (not print/: 2 MB)
+    page.goto(site.base_url + sitetools.nav_pages()[1].url)  # a chapter (not print/: 2 MB)
     expect_scheme(page, "slate", "the dark scheme did not carry over to another page")
     page.locator("label[title='Switch to light mode']").click()
     expect_scheme(page, "default")
@@ -119,7 +119,7 @@ def test_footer_next_link_walks_the_nav_in_order(
     site: Site, new_page: tuple[Page, Recorder]
 ) -> None:
     page, _ = new_page
-    expected = [p.url for p in builtsite.nav_pages()]
+    expected = [p.url for p in sitetools.nav_pages()]
     page.goto(site.base_url + expected[0])
     seen = [expected[0]]
     for _ in range(len(expected)):
@@ -134,22 +134,22 @@ def test_footer_next_link_walks_the_nav_in_order(
     assert seen == expected
 
 
-def _notebooks() -> list[builtsite.NavPage]:
-    return [p for p in builtsite.nav_pages() if p.src.endswith(".ipynb")]
+def _notebooks() -> list[sitetools.NavPage]:
+    return [p for p in sitetools.nav_pages() if p.src.endswith(".ipynb")]
 
 
 def test_notebook_pages_render(site: Site, visits: list[Visit], browser: Browser) -> None:
     notebooks = _notebooks()
     if not notebooks:
-        waiting = sorted(p.relative_to(builtsite.ROOT / "docs").as_posix()
-                         for p in (builtsite.ROOT / "docs").rglob("*.ipynb"))
+        waiting = sorted(p.relative_to(sitetools.ROOT / "docs").as_posix()
+                         for p in (sitetools.ROOT / "docs").rglob("*.ipynb"))
         pytest.skip("no notebook in mkdocs.yml's nav yet"
                     + (f" ({', '.join(waiting)} in docs/, not in nav)" if waiting else ""))
     context, page, _ = open_page(browser, site.base_url, "light")
     try:
         for nb in notebooks:
             assert nb.url in site.pages, f"{nb.src} (in nav) is not a page of the built site"
-            cells = json.loads((builtsite.ROOT / "docs" / nb.src).read_text(encoding="utf-8"))
+            cells = json.loads((sitetools.ROOT / "docs" / nb.src).read_text(encoding="utf-8"))
             code_cells = [c for c in cells["cells"] if c["cell_type"] == "code"]
             nonempty = [c for c in code_cells if c.get("source")]
             page.goto(site.base_url + nb.url)
@@ -188,7 +188,7 @@ def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Brow
         return re.sub(r"<details.*?</details>", "", html, flags=re.S).count(
             '<div class="highlight">')
 
-    url = max((p.url for p in builtsite.chapters()), key=blocks)
+    url = max((p.url for p in sitetools.chapters()), key=blocks)
     context = browser.new_context(base_url=site.base_url, viewport=PHONE)
     try:
         page = context.new_page()
@@ -223,7 +223,7 @@ def representative_pages(site: Site, visits: list[Visit]) -> dict[str, str]:
     notebooks = _notebooks()
     third = notebooks[0].url if notebooks else "worked-example/"
     text = {v.url: len(v.facts["prose"]) for v in visits if v.scheme == "light"}
-    chapter = max((p.url for p in builtsite.chapters() if p.url != third),
+    chapter = max((p.url for p in sitetools.chapters() if p.url != third),
                   key=lambda u: text.get(u, 0))
     return {"home": "", "chapter": chapter, "notebook" if notebooks else "worked-example": third}
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from tests.browser import builtsite
+from ffn_docs import site as sitetools
 from tests.browser.conftest import MATERIAL_SCHEME, Site, Visit
 
 
@@ -25,14 +25,14 @@ def check(visits: Iterable[Visit], problems_of: Callable[[Visit], Iterable[str]]
 
 
 def test_sitemap_lists_every_page(site: Site) -> None:
-    on_disk = builtsite.html_pages(site.dir)
+    on_disk = sitetools.html_pages(site.dir)
     assert sorted(site.pages) == sorted(on_disk), "sitemap.xml and the built pages differ"
-    nav = {p.url for p in builtsite.nav_pages()}
+    nav = {p.url for p in sitetools.nav_pages()}
     assert nav <= set(site.pages), f"nav pages missing from the site: {nav - set(site.pages)}"
 
 
 def test_every_page_visited_in_both_schemes(site: Site, visits: list[Visit]) -> None:
-    assert len(site.pages) >= len(builtsite.nav_pages()) > 1
+    assert len(site.pages) >= len(sitetools.nav_pages()) > 1
     check(visits, lambda v: [] if v.status == 200 else [f"HTTP {v.status}"])
     check(visits, lambda v: [] if v.facts["scheme"] == MATERIAL_SCHEME[v.scheme]
                   else [f"colour scheme is {v.facts['scheme']!r}"])
@@ -151,8 +151,8 @@ def test_internal_links_resolve(site: Site, visits: list[Visit]) -> None:
 
 
 def test_every_page_has_title_description_and_canonical(site: Site, visits: list[Visit]) -> None:
-    site_url = builtsite.mkdocs_config()["site_url"]
-    site_description = builtsite.mkdocs_config()["site_description"]
+    site_url = sitetools.mkdocs_config()["site_url"]
+    site_description = sitetools.mkdocs_config()["site_description"]
 
     def problems(v: Visit) -> Iterable[str]:
         facts = v.facts

@@ -1,0 +1,5 @@
+import sys
+
+from scripts.figures.build import main
+
+sys.exit(main())
