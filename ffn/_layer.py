@@ -32,6 +32,11 @@ def readonly_copy(array: FloatArray) -> FloatArray:
     return copy
 
 
+def or_zero(bias: FloatArray | None) -> FloatArray | float:
+    """``bias``, or 0.0 for an absent one: a Python float, so it keeps the array's dtype."""
+    return 0.0 if bias is None else bias
+
+
 def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> list[FloatArray]:
     """Normal weights with std ``1 / sqrt(fan_in)``, drawn in float64 in order, then rounded."""
     rng = np.random.default_rng(check.seed(seed))
@@ -48,7 +53,9 @@ class Layer:
                  params: dict[str, FloatArray | None]) -> None:
         self._dtype = dtype
         self._d_in, self._d_out, self._in_name = d_in, d_out, in_name
-        self._params = {k: None if p is None else readonly_copy(p) for k, p in params.items()}
+        for name, p in params.items():  # self.W1, self.b1, ...: set once, read-only copies
+            setattr(self, name, None if p is None else readonly_copy(p))
+        self._param_names = tuple(params)
         self._lead: tuple[int, ...] | None = None  # leading axes of the last pass; None: no pass
         self._next_lead: tuple[int, ...] = ()
         self._kept: tuple[FloatArray, ...] = ()  # what backward needs from the last pass
@@ -61,6 +68,11 @@ class Layer:
             raise AttributeError(f"{type(self).__name__}.{name} is read-only")
         super().__setattr__(name, value)
 
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__}.{name} is read-only")
+        super().__delattr__(name)
+
     @property
     def dtype(self) -> np.dtype[np.floating[Any]]:
         """The parameters' dtype: inputs are cast to it; outputs and gradients have it."""
@@ -71,13 +83,12 @@ class Layer:
         """Gradients of the last ``backward``, one per parameter (None for an absent bias)."""
         return self._grads
 
+    def named_parameters(self) -> dict[str, FloatArray | None]:
+        """Every parameter by name (None for an absent bias): the keys of ``grads``."""
+        return {name: getattr(self, name) for name in self._param_names}
+
     def __call__(self, *args: Any, **kwargs: Any) -> FloatArray:  # layer(x) is layer.forward(x)
         return self.forward(*args, **kwargs)  # type: ignore[no-any-return, attr-defined]
-
-    def _values(self, *names: str) -> list[FloatArray]:
-        """The named parameters for the math, an absent bias as a zero that broadcasts."""
-        zero = np.zeros((), self._dtype)
-        return [zero if (p := self._params[n]) is None else p for n in names]
 
     def _rows(self, x: object) -> FloatArray:
         """A copy of ``x`` as rows ``(N, d_in)`` in the layer's dtype; forgets the last pass."""
@@ -107,11 +118,7 @@ class Layer:
         out_shape = None if self._lead is None else (*self._lead, self._d_out)
         return check.output_grad(dy, out_shape, self._dtype, self._caller).reshape(-1, self._d_out)
 
-    def _set_grads(self, **grads: FloatArray) -> None:
-        """Store the gradients; an absent parameter's gradient is None."""
-        self._grads = {k: None if p is None else grads[k] for k, p in self._params.items()}
-
-
-def param(name: str) -> property:
-    """A read-only attribute for the parameter ``name`` (None when the layer has none)."""
-    return property(lambda self: self._params[name])
+    def _set_grads(self, **grads: FloatArray | None) -> None:
+        """Store the gradients, one per parameter; an absent parameter's gradient is None."""
+        self._grads = {k: None if p is None else grads[k]
+                       for k, p in self.named_parameters().items()}

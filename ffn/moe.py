@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, param, quiet, random_weights
+from ffn._layer import Layer, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.counting import count_flops, count_parameters
 from ffn.feedforward import FeedForward
@@ -65,7 +65,7 @@ class MixtureOfExperts(Layer):
     """
 
     _caller = "moe"
-    router = param("router")  # (d_model, n_experts), read-only
+    router: FloatArray  # (d_model, n_experts), a read-only copy
 
     def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
                  normalize: bool = True) -> None:
@@ -117,7 +117,7 @@ class MixtureOfExperts(Layer):
     @quiet
     def _route(self, x: FloatArray) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """``p``, the chosen experts and their weights for rows ``x`` ``(N, d_model)``."""
-        logits = x @ self._values("router")[0]  # (N, n_experts)
+        logits = x @ self.router  # (N, n_experts)
         p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # shifted: exp cannot overflow
         p /= p.sum(axis=-1, keepdims=True)  # (N, n_experts), softmax
         chosen = np.argsort(-p, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k), ties: lower
@@ -154,23 +154,29 @@ class MixtureOfExperts(Layer):
         row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dx = np.zeros_like(x)  # (N, d_model)
         dweights = np.zeros_like(weights)  # (N, top_k)
-        grads: dict[str, FloatArray | None] = {}
+        expert_grads: dict[str, FloatArray | None] = {}
         for i, expert in enumerate(self.experts):
             rows, slot = np.nonzero(chosen == i)
             if rows.size:  # run expert i again on its rows: its own last pass may be another's
                 dweights[rows, slot] = np.sum(dy[rows] * expert.forward(x[rows]), axis=-1)
                 dx[rows] += expert.backward(weights[rows, slot, None] * dy[rows])
-            for name, value in expert._params.items():  # None for an absent bias
-                unused = None if value is None else np.zeros_like(value)
-                grads[f"experts.{i}.{name}"] = expert.grads[name] if rows.size else unused
+            grads = expert.grads if rows.size else {  # no row chose it: zeros
+                name: None if p is None else np.zeros_like(p)
+                for name, p in expert.named_parameters().items()}
+            expert_grads.update({f"experts.{i}.{name}": g for name, g in grads.items()})
         if self.normalize:  # weights = g / sum(g), so dL/dg = (dL/dweights - dot) / sum(g)
             g_sum = p[row, chosen].sum(axis=-1, keepdims=True)  # (N, 1)
             dweights = (dweights - np.sum(dweights * weights, -1, keepdims=True)) / g_sum
         dp = np.zeros_like(p)  # (N, n_experts): the unchosen p get no gradient
         dp[row, chosen] = dweights
         dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
-        self._grads = {"router": x.T @ dlogits, **grads}  # (d_model, n_experts), then experts
-        return self._unrows(dx + dlogits @ self._values("router")[0].T)  # dL/dx: (..., d_model)
+        self._set_grads(router=x.T @ dlogits, **expert_grads)  # (d_model, n_experts), experts'
+        return self._unrows(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
+
+    def named_parameters(self) -> dict[str, FloatArray | None]:
+        """``router``, then each expert's as ``experts.{i}.{name}``: the keys of ``grads``."""
+        return {"router": self.router, **{f"experts.{i}.{name}": p for i, e in enumerate(
+            self.experts) for name, p in e.named_parameters().items()}}
 
     def load_balancing_loss(self, x: object) -> float:
         """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.

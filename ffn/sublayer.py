@@ -62,6 +62,10 @@ class Sublayer(Layer):
         """Gradients of the last ``backward``: the block's, then the norm's gamma and beta."""
         return {**self.block.grads, **self.norm.grads}
 
+    def named_parameters(self) -> dict[str, FloatArray | None]:
+        """The block's parameters, then the norm's ``gamma`` and ``beta``: the keys of ``grads``."""
+        return {**self.block.named_parameters(), **self.norm.named_parameters()}
+
     @property
     def dropout_mask(self) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
         """Which FFN outputs the last forward kept, or None (evaluation mode, or no dropout)."""

@@ -62,6 +62,24 @@ def test_gradients_belong_to_the_forward_that_ran(name: str) -> None:
         np.testing.assert_array_equal(layer.grads[key], g, err_msg=key)
 
 
+@pytest.mark.parametrize("name", [*makers(), "MixtureOfExperts"])
+def test_named_parameters_are_the_attributes_and_the_keys_of_grads(name: str) -> None:
+    layer = (ffn.MixtureOfExperts.random(D, F, 3) if name == "MixtureOfExperts"
+             else makers()[name](weights()))
+    x = np.random.default_rng(2).normal(size=(4, D))
+    layer.backward(np.ones_like(layer(x)))
+    params = layer.named_parameters()
+    assert list(params) == list(layer.grads)
+    for key, value in params.items():
+        *path, attr = key.split(".")  # "experts.0.W1": the attribute W1 of moe.experts[0]
+        owner = layer.experts[int(path[1])] if path else getattr(layer, "block", layer)
+        if not hasattr(owner, attr):  # a Sublayer's gamma and beta are its norm's
+            owner = layer.norm
+        assert value is getattr(owner, attr), key
+        grad = layer.grads[key]
+        assert (grad is None) == (value is None) and (value is None or grad.shape == value.shape)
+
+
 @pytest.mark.parametrize("name", list(makers()))
 def test_parameters_cannot_be_changed_in_place(name: str) -> None:
     layer = makers()[name](weights())
@@ -72,6 +90,8 @@ def test_parameters_cannot_be_changed_in_place(name: str) -> None:
     width = "in_features" if isinstance(layer, ffn.Linear) else "d_model"
     with pytest.raises(AttributeError, match="read-only"):
         setattr(layer, width, 7)
+    with pytest.raises(AttributeError, match="read-only"):
+        delattr(owner, "W1" if hasattr(owner, "W1") else "W" if hasattr(owner, "W") else "gamma")
 
 
 def test_trace_arrays_are_read_only_views_of_what_backward_uses() -> None:

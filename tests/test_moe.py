@@ -293,7 +293,8 @@ def test_random_errors(kwargs: dict[str, object], exception: type[Exception],
 @pytest.mark.parametrize(("variant", "bias"), [(None, True), ("swiglu", False)])
 def test_count_moe_parameters_against_the_arrays(variant: str | None, bias: bool) -> None:
     moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, variant=variant)
-    sizes = [sum(v.size for v in e._params.values() if v is not None) for e in moe.experts]
+    sizes = [sum(v.size for v in e.named_parameters().values() if v is not None)
+             for e in moe.experts]
     gated = variant is not None
     assert ffn.count_moe_parameters(D_MODEL, D_FF, N_EXPERTS, bias=bias, gated=gated) == (
         sum(sizes) + moe.router.size)

@@ -69,8 +69,7 @@ class FeedForward(reference.FeedForward):
     def _forward_2d(self, x2: FloatArray, spare: tuple[FloatArray, FloatArray] | None
                     ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """``x @ W1``, ``h`` (N, d_ff) and ``y`` (N, d_model) for rows ``x2`` (N, d_model)."""
-        W1, b1, W2, b2 = (self._params[k] for k in ("W1", "b1", "W2", "b2"))
-        assert W1 is not None and W2 is not None
+        W1, b1, W2, b2 = self.W1, self.b1, self.W2, self.b2
         xW1: FloatArray
         h: FloatArray
         if spare is None:
@@ -103,9 +102,8 @@ class FeedForward(reference.FeedForward):
         y = self.forward(x)
         self._spare = None  # the caller now holds views of x @ W1 and h: never overwrite them
         x2, xW1, h = self._kept
-        b1 = self._params["b1"]
         with np.errstate(over="ignore", invalid="ignore"):  # as in forward
-            h_pre = xW1 if b1 is None else xW1 + b1  # (N, d_ff)
+            h_pre = xW1 if self.b1 is None else xW1 + self.b1  # (N, d_ff)
         x_v, h_pre_v, h_v = self._kept_views(x2, h_pre, h)
         return reference.FeedForwardTrace(x=x_v, h_pre=h_pre_v, h=h_v, y=y)
 
@@ -114,8 +112,7 @@ class FeedForward(reference.FeedForward):
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
         dy2 = self._grad_rows(dy)  # (N, d_model)
         x2, xW1, h = self._kept
-        W1, b1, W2 = (self._params[k] for k in ("W1", "b1", "W2"))
-        assert W1 is not None and W2 is not None
+        W1, b1, W2 = self.W1, self.b1, self.W2
         n_rows, rows = x2.shape[0], self._block_rows
         dW2 = _weight_grad(h, dy2)  # (d_ff, d_model)
         dh_pre = dy2 @ W2.T  # (N, d_ff): dL/dh, times act'(h_pre) below
