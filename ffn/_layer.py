@@ -45,7 +45,11 @@ def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> 
 
 
 class Layer:
-    """Input checks, ``(..., d)`` to rows and back, the last pass and the gradients."""
+    """Input checks, ``(..., d)`` flattened to rows and back, the saved pass, the gradients.
+
+    As in a ``torch.autograd.Function``, ``forward`` saves what ``backward`` needs with
+    ``_save_for_backward(...)`` and ``backward`` reads it back from ``_saved_tensors``.
+    """
 
     _caller = "layer"  # what messages call an instance: "call layer(x) first"
 
@@ -58,7 +62,7 @@ class Layer:
         self._param_names = tuple(params)
         self._lead: tuple[int, ...] | None = None  # leading axes of the last pass; None: no pass
         self._next_lead: tuple[int, ...] = ()
-        self._kept: tuple[FloatArray, ...] = ()  # what backward needs from the last pass
+        self._saved_tensors: tuple[FloatArray, ...] = ()  # what backward needs, rows (N, ...)
         self._grads: dict[str, FloatArray | None] = {}
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -90,31 +94,31 @@ class Layer:
     def __call__(self, *args: Any, **kwargs: Any) -> FloatArray:  # layer(x) is layer.forward(x)
         return self.forward(*args, **kwargs)  # type: ignore[no-any-return, attr-defined]
 
-    def _rows(self, x: object) -> FloatArray:
-        """A copy of ``x`` as rows ``(N, d_in)`` in the layer's dtype; forgets the last pass."""
+    def _flatten(self, x: object) -> FloatArray:
+        """``x`` ``(..., d_in)`` checked, copied and flattened to rows ``(N, d_in)``."""
         self._lead = None  # a forward that fails leaves nothing for backward
         array = check.layer_input(x, self._dtype, self._d_in, self._in_name)
         self._next_lead = array.shape[:-1]
         return np.array(array.reshape(math.prod(self._next_lead), self._d_in))  # (N, d_in)
 
-    def _keep(self, *arrays: FloatArray) -> None:
-        """Keep what ``backward`` needs; the pass is complete."""
-        self._kept, self._lead = arrays, self._next_lead
+    def _save_for_backward(self, *arrays: FloatArray) -> None:
+        """Save what ``backward`` needs (PyTorch's ``ctx.save_for_backward``); the pass is done."""
+        self._saved_tensors, self._lead = arrays, self._next_lead
 
-    def _unrows(self, rows: FloatArray) -> FloatArray:
-        """Rows ``(N, d)`` back to the shape of the last input, ``(..., d)``."""
-        assert self._lead is not None  # set by _keep before any caller gets here
+    def _unflatten(self, rows: FloatArray) -> FloatArray:
+        """Rows ``(N, d)`` back to the leading axes of the last input: ``(..., d)``."""
+        assert self._lead is not None  # set by _save_for_backward before any caller gets here
         return rows.reshape(*self._lead, rows.shape[-1])
 
-    def _kept_views(self, *arrays: FloatArray) -> list[FloatArray]:
-        """Read-only views of rows (the kept arrays by default), shaped like the last input."""
-        views = [self._unrows(a).view() for a in arrays or self._kept]
+    def _saved_views(self, *arrays: FloatArray) -> list[FloatArray]:
+        """Read-only views of rows (the saved ones by default), unflattened like the last input."""
+        views = [self._unflatten(a).view() for a in arrays or self._saved_tensors]
         for view in views:
             view.flags.writeable = False  # backward will use them
         return views
 
-    def _grad_rows(self, dy: object) -> FloatArray:
-        """``dy`` as rows ``(N, d_out)``, checked against the last forward's output."""
+    def _flatten_grad(self, dy: object) -> FloatArray:
+        """``dy`` checked against the last forward's output, flattened to rows ``(N, d_out)``."""
         out_shape = None if self._lead is None else (*self._lead, self._d_out)
         return check.output_grad(dy, out_shape, self._dtype, self._caller).reshape(-1, self._d_out)
 

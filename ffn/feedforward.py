@@ -75,20 +75,21 @@ class FeedForward(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
-        x = self._rows(x)  # (N, d_model)
-        h_pre = x @ self.W1 + or_zero(self.b1)  # (N, d_ff)
+        W1, b1, W2, b2 = self.W1, or_zero(self.b1), self.W2, or_zero(self.b2)
+        x = self._flatten(x)  # (N, d_model)
+        h_pre = x @ W1 + b1  # (N, d_ff)
         h = self.act(h_pre)  # (N, d_ff)
-        y = h @ self.W2 + or_zero(self.b2)  # (N, d_model)
-        self._keep(x, h_pre, h)  # what backward needs
-        return self._unrows(y)  # (..., d_model)
+        y = h @ W2 + b2  # (N, d_model)
+        self._save_for_backward(x, h_pre, h)  # what backward needs
+        return self._unflatten(y)  # (..., d_model)
     # --8<-- [end:forward]
 
     # --8<-- [start:backward]
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x, h_pre, h = self._kept
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, h_pre, h = self._saved_tensors
         dW2 = h.T @ dy  # (d_ff, d_model)
         db2 = dy.sum(axis=0)  # (d_model,)
         dh = dy @ self.W2.T  # (N, d_ff)
@@ -96,13 +97,13 @@ class FeedForward(Layer):
         dW1 = x.T @ dh_pre  # (d_model, d_ff)
         db1 = dh_pre.sum(axis=0)  # (d_ff,)
         self._set_grads(W1=dW1, b1=db1, W2=dW2, b2=db2)
-        return self._unrows(dh_pre @ self.W1.T)  # dL/dx: (..., d_model)
+        return self._unflatten(dh_pre @ self.W1.T)  # dL/dx: (..., d_model)
     # --8<-- [end:backward]
 
     def forward_trace(self, x: object) -> FeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)
-        x2, h_pre, h = self._kept_views()
+        x2, h_pre, h = self._saved_views()
         return FeedForwardTrace(x=x2, h_pre=h_pre, h=h, y=y)
 
     def __repr__(self) -> str:

@@ -97,32 +97,34 @@ class GatedFeedForward(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = (act(x @ W + b) * (x @ V + c)) @ W2 + b2`` for ``x``: ``(..., d_model)``."""
-        x = self._rows(x)  # (N, d_model)
-        gate_pre = x @ self.W + or_zero(self.b)  # (N, d_ff)
+        W, V, W2 = self.W, self.V, self.W2
+        b, c, b2 = or_zero(self.b), or_zero(self.c), or_zero(self.b2)
+        x = self._flatten(x)  # (N, d_model)
+        gate_pre = x @ W + b  # (N, d_ff)
         gate = self.act(gate_pre)  # (N, d_ff)
-        up = x @ self.V + or_zero(self.c)  # (N, d_ff)
+        up = x @ V + c  # (N, d_ff)
         h = gate * up  # (N, d_ff)
-        y = h @ self.W2 + or_zero(self.b2)  # (N, d_model)
-        self._keep(x, gate_pre, gate, up, h)
-        return self._unrows(y)  # (..., d_model)
+        y = h @ W2 + b2  # (N, d_model)
+        self._save_for_backward(x, gate_pre, gate, up, h)
+        return self._unflatten(y)  # (..., d_model)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x, gate_pre, gate, up, h = self._kept
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, gate_pre, gate, up, h = self._saved_tensors
         dh = dy @ self.W2.T  # (N, d_ff)
         dup = dh * gate  # (N, d_ff)
         dgate_pre = dh * up * self.act_grad(gate_pre)  # (N, d_ff)
         self._set_grads(W=x.T @ dgate_pre, V=x.T @ dup, W2=h.T @ dy, b=dgate_pre.sum(axis=0),
                         c=dup.sum(axis=0), b2=dy.sum(axis=0))
         # x feeds both branches: their gradients add up.
-        return self._unrows(dgate_pre @ self.W.T + dup @ self.V.T)  # (..., d_model)
+        return self._unflatten(dgate_pre @ self.W.T + dup @ self.V.T)  # (..., d_model)
 
     def forward_trace(self, x: object) -> GatedFeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)
-        x2, gate_pre, gate, up, h = self._kept_views()
+        x2, gate_pre, gate, up, h = self._saved_views()
         return GatedFeedForwardTrace(x=x2, gate_pre=gate_pre, gate=gate, up=up, h=h, y=y)
 
     def __repr__(self) -> str:

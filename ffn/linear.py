@@ -34,17 +34,17 @@ class Linear(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = x @ W + b`` for ``x`` of shape ``(..., in_features)``."""
-        x = self._rows(x)  # (N, in_features)
-        self._keep(x)
-        return self._unrows(x @ self.W + or_zero(self.b))  # (..., out_features)
+        x = self._flatten(x)  # (N, in_features)
+        self._save_for_backward(x)
+        return self._unflatten(x @ self.W + or_zero(self.b))  # (..., out_features)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` (W, b) and returns ``dL/dx``."""
-        dy = self._grad_rows(dy)  # (N, out_features)
-        (x,) = self._kept
+        dy = self._flatten_grad(dy)  # (N, out_features)
+        (x,) = self._saved_tensors
         self._set_grads(W=x.T @ dy, b=dy.sum(axis=0))
-        return self._unrows(dy @ self.W.T)  # (..., in_features)
+        return self._unflatten(dy @ self.W.T)  # (..., in_features)
 
     def __repr__(self) -> str:
         return (f"Linear(in_features={self.in_features}, out_features={self.out_features}, "

@@ -136,21 +136,21 @@ class MixtureOfExperts(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = sum_j weight_j * expert_{chosen_j}(x)`` for ``x`` of shape ``(..., d_model)``."""
-        x = self._rows(x)  # (N, d_model)
+        x = self._flatten(x)  # (N, d_model)
         p, chosen, weights = self._route(x)
         y = np.zeros_like(x)  # (N, d_model)
         for i, expert in enumerate(self.experts):
             rows, slot = np.nonzero(chosen == i)  # the rows that chose expert i, and where
             if rows.size:
                 y[rows] += weights[rows, slot, None] * expert.forward(x[rows])  # (n_i, d_model)
-        self._keep(x, p, chosen, weights)
-        return self._unrows(y)  # (..., d_model)
+        self._save_for_backward(x, p, chosen, weights)
+        return self._unflatten(y)  # (..., d_model)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x, p, chosen, weights = self._kept
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, p, chosen, weights = self._saved_tensors
         row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dx = np.zeros_like(x)  # (N, d_model)
         dweights = np.zeros_like(weights)  # (N, top_k)
@@ -171,7 +171,7 @@ class MixtureOfExperts(Layer):
         dp[row, chosen] = dweights
         dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
         self._set_grads(router=x.T @ dlogits, **expert_grads)  # (d_model, n_experts), experts'
-        return self._unrows(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
+        return self._unflatten(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
 
     def named_parameters(self) -> dict[str, FloatArray | None]:
         """``router``, then each expert's as ``experts.{i}.{name}``: the keys of ``grads``."""

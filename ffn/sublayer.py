@@ -69,23 +69,23 @@ class Sublayer(Layer):
     @property
     def dropout_mask(self) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
         """Which FFN outputs the last forward kept, or None (evaluation mode, or no dropout)."""
-        (keep,) = self._kept or (None,)
+        (keep,) = self._saved_tensors or (None,)
         return None if keep is None else keep != 0
 
     @quiet
     def forward(self, x: object, training: bool = False) -> FloatArray:
         """``x + FFN(LN(x))`` (pre) or ``LN(x + FFN(x))`` (post), for ``(..., d_model)``."""
-        self._kept = ()
+        self._saved_tensors = ()
         training = check.boolean(training, "training")
-        x = self._rows(x)  # (N, d_model)
+        x = self._flatten(x)  # (N, d_model)
         keep = self._dropout_keep(x.shape) if training else None  # (N, d_model) or None
         y: FloatArray
         if self.placement == "pre":
             y = x + self._drop(self.block(self.norm(x)), keep)
         else:
             y = self.norm(x + self._drop(self.block(x), keep))
-        self._keep(*(() if keep is None else (keep,)))
-        return self._unrows(y)  # (..., d_model)
+        self._save_for_backward(*(() if keep is None else (keep,)))
+        return self._unflatten(y)  # (..., d_model)
 
     def _dropout_keep(self, shape: tuple[int, ...]) -> FloatArray | None:
         """The kept entries as 1 / (1 - p), the dropped ones as 0; None without dropout."""
@@ -101,14 +101,14 @@ class Sublayer(Layer):
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets the block's and norm's ``grads``, returns dL/dx."""
-        dy = self._grad_rows(dy)  # (N, d_model)
-        (keep,) = self._kept or (None,)
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        (keep,) = self._saved_tensors or (None,)
         if self.placement == "pre":  # the residual passes dy on unchanged
             dx = dy + self.norm.backward(self.block.backward(self._drop(dy, keep)))
         else:
             dz = self.norm.backward(dy)
             dx = dz + self.block.backward(self._drop(dz, keep))
-        return self._unrows(dx)  # (..., d_model)
+        return self._unflatten(dx)  # (..., d_model)
 
     def __repr__(self) -> str:
         return (f"Sublayer({self.block!r}, {self.norm!r}, placement={self.placement!r}, "
