@@ -129,9 +129,10 @@ class MixtureOfExperts(Layer):
     def route(self, x: object) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """The router's ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
         x = check.layer_input(x, self._dtype, self.d_model, "d_model")
-        p, chosen, weights = self._route(x.reshape(-1, self.d_model))
-        lead = x.shape[:-1]
-        return p.reshape(*lead, -1), chosen.reshape(*lead, -1), weights.reshape(*lead, -1)
+        p, chosen, weights = self._route(x.reshape(-1, self.d_model))  # rows (N, ...)
+        lead = x.shape[:-1]  # sizes, not -1: N may be 0
+        return (p.reshape(*lead, self.n_experts), chosen.reshape(*lead, self.top_k),
+                weights.reshape(*lead, self.top_k))
 
     @quiet
     def forward(self, x: object) -> FloatArray:
@@ -182,9 +183,13 @@ class MixtureOfExperts(Layer):
         """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.
 
         ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows choosing expert ``i`` (summing
-        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even.
+        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even. A ValueError
+        for ``x`` without rows: the means are undefined.
         """
         p, chosen, _ = self.route(x)
+        if p.size == 0:
+            raise ValueError(f"x has no rows (shape {(*p.shape[:-1], self.d_model)}): the "
+                             "load-balancing loss, a mean over rows, is undefined")
         p, chosen = p.reshape(-1, self.n_experts), chosen.reshape(-1, self.top_k)
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))
