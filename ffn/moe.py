@@ -162,8 +162,8 @@ class MixtureOfExperts(Layer):
                 dweights[rows, slot] = np.sum(dy[rows] * expert.forward(x[rows]), axis=-1)
                 dx[rows] += expert.backward(weights[rows, slot, None] * dy[rows])
             grads = expert.grads if rows.size else {  # no row chose it: zeros
-                name: None if p is None else np.zeros_like(p)
-                for name, p in expert.named_parameters().items()}
+                name: None if w is None else np.zeros_like(w)
+                for name, w in expert.named_parameters().items()}
             expert_grads.update({f"experts.{i}.{name}": g for name, g in grads.items()})
         if self.normalize:  # weights = g / sum(g), so dL/dg = (dL/dweights - dot) / sum(g)
             g_sum = p[row, chosen].sum(axis=-1, keepdims=True)  # (N, 1)
