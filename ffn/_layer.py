@@ -2,12 +2,16 @@
 
 A layer owns read-only copies of its parameters and of its last input, so a ``backward`` gives
 the gradients of the forward that ran. A layer holds one pass at a time (``backward`` follows
-the latest ``forward``): give each thread its own.
+the latest ``forward``): give each thread its own. A second thread is refused, not trusted:
+a layer's ``forward`` and ``backward`` run one thread at a time, and a ``backward`` only in the
+thread of the last ``forward``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,6 +36,11 @@ def readonly_copy(array: FloatArray) -> FloatArray:
     return copy
 
 
+def or_zero(bias: FloatArray | None) -> FloatArray | float:
+    """``bias``, or 0.0 for an absent one: a Python float, so it keeps the array's dtype."""
+    return 0.0 if bias is None else bias
+
+
 def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> list[FloatArray]:
     """Normal weights with std ``1 / sqrt(fan_in)``, drawn in float64 in order, then rounded."""
     rng = np.random.default_rng(check.seed(seed))
@@ -39,20 +48,50 @@ def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> 
     return [w.astype(check.float_dtype(dtype)) for w in drawn]
 
 
+def _one_thread(method: F, starts_pass: bool) -> F:
+    """``method`` run by one thread at a time; a forward first forgets the last pass."""
+    @functools.wraps(method)
+    def guarded(self: Layer, *args: Any, **kwargs: Any) -> Any:
+        if not self._lock.acquire(blocking=False):  # held by another thread (ours may re-enter)
+            raise RuntimeError(f"{type(self).__name__} is being used by another thread: a layer "
+                               "holds one pass at a time; give each thread its own layer")
+        try:
+            if starts_pass:  # a forward that fails leaves nothing for backward
+                self._saved_tensors, self._saved_by = (), None
+            return method(self, *args, **kwargs)
+        finally:
+            self._lock.release()
+    return guarded  # type: ignore[return-value]
+
+
 class Layer:
-    """Input checks, ``(..., d)`` to rows and back, the last pass and the gradients."""
+    """Input checks, ``(..., d)`` flattened to rows and back, the saved pass, the gradients.
+
+    As in a ``torch.autograd.Function``, ``forward`` saves what ``backward`` needs with
+    ``_save_for_backward(...)`` and ``backward`` reads it back from ``_saved_tensors``.
+    """
 
     _caller = "layer"  # what messages call an instance: "call layer(x) first"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every layer's passes get the guard, so none can forget it (see the module docstring).
+        super().__init_subclass__(**kwargs)
+        for name in ("forward", "backward", "forward_trace"):
+            if name in vars(cls):
+                setattr(cls, name, _one_thread(vars(cls)[name], starts_pass=name == "forward"))
 
     def __init__(self, dtype: np.dtype[Any], d_in: int, d_out: int, in_name: str,
                  params: dict[str, FloatArray | None]) -> None:
         self._dtype = dtype
         self._d_in, self._d_out, self._in_name = d_in, d_out, in_name
-        self._params = {k: None if p is None else readonly_copy(p) for k, p in params.items()}
-        self._lead: tuple[int, ...] | None = None  # leading axes of the last pass; None: no pass
-        self._next_lead: tuple[int, ...] = ()
-        self._kept: tuple[FloatArray, ...] = ()  # what backward needs from the last pass
+        for name, p in params.items():  # self.W1, self.b1, ...: set once, read-only copies
+            setattr(self, name, None if p is None else readonly_copy(p))
+        self._param_names = tuple(params)
+        self._lead: tuple[int, ...] = ()  # leading axes of the last input, (...)
+        self._saved_tensors: tuple[FloatArray, ...] = ()  # what backward needs, rows (N, ...)
+        self._saved_by: int | None = None  # the thread whose forward saved them; None: no pass
         self._grads: dict[str, FloatArray | None] = {}
+        self._lock = threading.RLock()
 
     def __setattr__(self, name: str, value: object) -> None:
         # A layer's public attributes are set once: rebinding `activation` would not change
@@ -60,6 +99,17 @@ class Layer:
         if not name.startswith("_") and name in self.__dict__:
             raise AttributeError(f"{type(self).__name__}.{name} is read-only")
         super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__}.{name} is read-only")
+        super().__delattr__(name)
+
+    def __getstate__(self) -> dict[str, Any]:  # copy.deepcopy and pickle: a lock of its own
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.RLock())
 
     @property
     def dtype(self) -> np.dtype[np.floating[Any]]:
@@ -71,47 +121,44 @@ class Layer:
         """Gradients of the last ``backward``, one per parameter (None for an absent bias)."""
         return self._grads
 
+    def named_parameters(self) -> dict[str, FloatArray | None]:
+        """Every parameter by name (None for an absent bias): the keys of ``grads``."""
+        return {name: getattr(self, name) for name in self._param_names}
+
     def __call__(self, *args: Any, **kwargs: Any) -> FloatArray:  # layer(x) is layer.forward(x)
         return self.forward(*args, **kwargs)  # type: ignore[no-any-return, attr-defined]
 
-    def _values(self, *names: str) -> list[FloatArray]:
-        """The named parameters for the math, an absent bias as a zero that broadcasts."""
-        zero = np.zeros((), self._dtype)
-        return [zero if (p := self._params[n]) is None else p for n in names]
-
-    def _rows(self, x: object) -> FloatArray:
-        """A copy of ``x`` as rows ``(N, d_in)`` in the layer's dtype; forgets the last pass."""
-        self._lead = None  # a forward that fails leaves nothing for backward
+    def _flatten(self, x: object) -> FloatArray:
+        """``x`` ``(..., d_in)`` checked, copied and flattened to rows ``(N, d_in)``."""
         array = check.layer_input(x, self._dtype, self._d_in, self._in_name)
-        self._next_lead = array.shape[:-1]
-        return np.array(array.reshape(math.prod(self._next_lead), self._d_in))  # (N, d_in)
+        self._lead = array.shape[:-1]
+        return np.array(array.reshape(math.prod(self._lead), self._d_in))  # (N, d_in)
 
-    def _keep(self, *arrays: FloatArray) -> None:
-        """Keep what ``backward`` needs; the pass is complete."""
-        self._kept, self._lead = arrays, self._next_lead
+    def _save_for_backward(self, *arrays: FloatArray) -> None:
+        """Save what ``backward`` needs (PyTorch's ``ctx.save_for_backward``); the pass is done."""
+        self._saved_tensors, self._saved_by = arrays, threading.get_ident()
 
-    def _unrows(self, rows: FloatArray) -> FloatArray:
-        """Rows ``(N, d)`` back to the shape of the last input, ``(..., d)``."""
-        assert self._lead is not None  # set by _keep before any caller gets here
+    def _unflatten(self, rows: FloatArray) -> FloatArray:
+        """Rows ``(N, d)`` back to the leading axes of the last input: ``(..., d)``."""
         return rows.reshape(*self._lead, rows.shape[-1])
 
-    def _kept_views(self, *arrays: FloatArray) -> list[FloatArray]:
-        """Read-only views of rows (the kept arrays by default), shaped like the last input."""
-        views = [self._unrows(a).view() for a in arrays or self._kept]
+    def _saved_views(self, *arrays: FloatArray) -> list[FloatArray]:
+        """Read-only views of rows (the saved ones by default), unflattened like the last input."""
+        views = [self._unflatten(a).view() for a in arrays or self._saved_tensors]
         for view in views:
             view.flags.writeable = False  # backward will use them
         return views
 
-    def _grad_rows(self, dy: object) -> FloatArray:
-        """``dy`` as rows ``(N, d_out)``, checked against the last forward's output."""
-        out_shape = None if self._lead is None else (*self._lead, self._d_out)
+    def _flatten_grad(self, dy: object) -> FloatArray:
+        """``dy`` checked against the last forward's output, flattened to rows ``(N, d_out)``."""
+        if self._saved_by not in (None, threading.get_ident()):
+            raise RuntimeError(f"{type(self).__name__}.backward() in another thread than its last "
+                               "forward: a layer holds one pass at a time; give each thread its "
+                               "own layer")
+        out_shape = None if self._saved_by is None else (*self._lead, self._d_out)
         return check.output_grad(dy, out_shape, self._dtype, self._caller).reshape(-1, self._d_out)
 
-    def _set_grads(self, **grads: FloatArray) -> None:
-        """Store the gradients; an absent parameter's gradient is None."""
-        self._grads = {k: None if p is None else grads[k] for k, p in self._params.items()}
-
-
-def param(name: str) -> property:
-    """A read-only attribute for the parameter ``name`` (None when the layer has none)."""
-    return property(lambda self: self._params[name])
+    def _set_grads(self, **grads: FloatArray | None) -> None:
+        """Store the gradients, one per parameter; an absent parameter's gradient is None."""
+        self._grads = {k: None if p is None else grads[k]
+                       for k, p in self.named_parameters().items()}

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, param, quiet, random_weights
+from ffn._layer import Layer, or_zero, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.activations import ACTIVATIONS, FUNCTIONS
 
@@ -46,7 +46,10 @@ class FeedForward(Layer):
     """
 
     _caller = "block"
-    W1, b1, W2, b2 = param("W1"), param("b1"), param("W2"), param("b2")  # read-only
+    W1: FloatArray  # (d_model, d_ff); the weights are read-only copies
+    b1: FloatArray | None  # (d_ff,)
+    W2: FloatArray  # (d_ff, d_model)
+    b2: FloatArray | None  # (d_model,)
 
     def __init__(self, W1: object, b1: object, W2: object, b2: object,
                  activation: str = "gelu") -> None:
@@ -72,40 +75,39 @@ class FeedForward(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
-        W1, b1, W2, b2 = self._values("W1", "b1", "W2", "b2")
-        x = self._rows(x)  # (N, d_model)
+        W1, b1, W2, b2 = self.W1, or_zero(self.b1), self.W2, or_zero(self.b2)
+        x = self._flatten(x)  # (N, d_model)
         h_pre = x @ W1 + b1  # (N, d_ff)
         h = self.act(h_pre)  # (N, d_ff)
         y = h @ W2 + b2  # (N, d_model)
-        self._keep(x, h_pre, h)  # what backward needs
-        return self._unrows(y)  # (..., d_model)
+        self._save_for_backward(x, h_pre, h)  # what backward needs
+        return self._unflatten(y)  # (..., d_model)
     # --8<-- [end:forward]
 
     # --8<-- [start:backward]
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        W1, _, W2, _ = self._values("W1", "b1", "W2", "b2")
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x, h_pre, h = self._kept
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, h_pre, h = self._saved_tensors
         dW2 = h.T @ dy  # (d_ff, d_model)
         db2 = dy.sum(axis=0)  # (d_model,)
-        dh = dy @ W2.T  # (N, d_ff)
+        dh = dy @ self.W2.T  # (N, d_ff)
         dh_pre = dh * self.act_grad(h_pre)  # (N, d_ff), the chain rule through act
         dW1 = x.T @ dh_pre  # (d_model, d_ff)
         db1 = dh_pre.sum(axis=0)  # (d_ff,)
         self._set_grads(W1=dW1, b1=db1, W2=dW2, b2=db2)
-        return self._unrows(dh_pre @ W1.T)  # dL/dx: (..., d_model)
+        return self._unflatten(dh_pre @ self.W1.T)  # dL/dx: (..., d_model)
     # --8<-- [end:backward]
 
     def forward_trace(self, x: object) -> FeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)
-        x2, h_pre, h = self._kept_views()
+        x2, h_pre, h = self._saved_views()
         return FeedForwardTrace(x=x2, h_pre=h_pre, h=h, y=y)
 
     def __repr__(self) -> str:
-        has = [name for name in ("b1", "b2") if self._params[name] is not None]
+        has = [name for name in ("b1", "b2") if getattr(self, name) is not None]
         bias = len(has) == 2 if len(has) != 1 else f"{has[0]} only"
         return (f"{type(self).__name__}(d_model={self.d_model}, d_ff={self.d_ff}, "
                 f"activation={self.activation!r}, bias={bias!r}, dtype={self.dtype})")

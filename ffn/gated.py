@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, param, quiet, random_weights
+from ffn._layer import Layer, or_zero, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.activations import FUNCTIONS, sigmoid
 
@@ -66,8 +66,12 @@ class GatedFeedForward(Layer):
     """
 
     _caller = "block"
-    W, V, W2 = param("W"), param("V"), param("W2")
-    b, c, b2 = param("b"), param("c"), param("b2")
+    W: FloatArray  # (d_model, d_ff); the weights are read-only copies
+    V: FloatArray  # (d_model, d_ff)
+    W2: FloatArray  # (d_ff, d_model)
+    b: FloatArray | None  # (d_ff,)
+    c: FloatArray | None  # (d_ff,)
+    b2: FloatArray | None  # (d_model,)
 
     def __init__(self, W: object, V: object, W2: object, b: object = None, c: object = None,
                  b2: object = None, variant: str = "swiglu") -> None:
@@ -93,38 +97,38 @@ class GatedFeedForward(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = (act(x @ W + b) * (x @ V + c)) @ W2 + b2`` for ``x``: ``(..., d_model)``."""
-        W, V, W2, b, c, b2 = self._values("W", "V", "W2", "b", "c", "b2")
-        x = self._rows(x)  # (N, d_model)
+        W, V, W2 = self.W, self.V, self.W2
+        b, c, b2 = or_zero(self.b), or_zero(self.c), or_zero(self.b2)
+        x = self._flatten(x)  # (N, d_model)
         gate_pre = x @ W + b  # (N, d_ff)
         gate = self.act(gate_pre)  # (N, d_ff)
         up = x @ V + c  # (N, d_ff)
         h = gate * up  # (N, d_ff)
         y = h @ W2 + b2  # (N, d_model)
-        self._keep(x, gate_pre, gate, up, h)
-        return self._unrows(y)  # (..., d_model)
+        self._save_for_backward(x, gate_pre, gate, up, h)
+        return self._unflatten(y)  # (..., d_model)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        W, V, W2 = self._values("W", "V", "W2")
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x, gate_pre, gate, up, h = self._kept
-        dh = dy @ W2.T  # (N, d_ff)
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, gate_pre, gate, up, h = self._saved_tensors
+        dh = dy @ self.W2.T  # (N, d_ff)
         dup = dh * gate  # (N, d_ff)
         dgate_pre = dh * up * self.act_grad(gate_pre)  # (N, d_ff)
         self._set_grads(W=x.T @ dgate_pre, V=x.T @ dup, W2=h.T @ dy, b=dgate_pre.sum(axis=0),
                         c=dup.sum(axis=0), b2=dy.sum(axis=0))
         # x feeds both branches: their gradients add up.
-        return self._unrows(dgate_pre @ W.T + dup @ V.T)  # (..., d_model)
+        return self._unflatten(dgate_pre @ self.W.T + dup @ self.V.T)  # (..., d_model)
 
     def forward_trace(self, x: object) -> GatedFeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)
-        x2, gate_pre, gate, up, h = self._kept_views()
+        x2, gate_pre, gate, up, h = self._saved_views()
         return GatedFeedForwardTrace(x=x2, gate_pre=gate_pre, gate=gate, up=up, h=h, y=y)
 
     def __repr__(self) -> str:
-        has = [n for n in ("b", "c", "b2") if self._params[n] is not None]
+        has = [n for n in ("b", "c", "b2") if getattr(self, n) is not None]
         bias = len(has) == 3 if len(has) in (0, 3) else "+".join(has)
         return (f"GatedFeedForward(d_model={self.d_model}, d_ff={self.d_ff}, "
                 f"variant={self.variant!r}, bias={bias!r}, dtype={self.dtype})")

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, param, quiet
+from ffn._layer import Layer, quiet
 from ffn._validate import FloatArray
 
 
@@ -31,7 +31,8 @@ class LayerNorm(Layer):
     """
 
     _caller = "norm"
-    gamma, beta = param("gamma"), param("beta")
+    gamma: FloatArray  # (d_model,), read-only copies
+    beta: FloatArray  # (d_model,)
 
     def __init__(self, d_model: int, eps: float = 1e-5, gamma: object = None,
                  beta: object = None, dtype: DTypeLike | None = None) -> None:
@@ -52,8 +53,7 @@ class LayerNorm(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """Normalise every row of ``x``, of shape ``(..., d_model)``."""
-        gamma, beta = self._values("gamma", "beta")
-        x = self._rows(x)  # (N, d_model)
+        x = self._flatten(x)  # (N, d_model)
         # Scale each row by a power of two (exact) so that squaring huge entries cannot overflow.
         exponent = np.frexp(np.abs(x).max(axis=1, keepdims=True))[1]  # (N, 1)
         scale = np.ldexp(1.0, -np.maximum(exponent, 0)).astype(self.dtype)  # (N, 1), <= 1
@@ -62,21 +62,20 @@ class LayerNorm(Layer):
         var = np.mean(centered * centered, axis=1, keepdims=True)  # (N, 1), biased
         std = np.sqrt(var + self.eps * scale * scale)  # (N, 1): sqrt(var + eps), scaled
         x_hat = centered / std  # (N, d_model)
-        self._keep(x_hat, std / scale)
-        return self._unrows(x_hat * gamma + beta)  # (..., d_model)
+        self._save_for_backward(x_hat, std / scale)
+        return self._unflatten(x_hat * self.gamma + self.beta)  # (..., d_model)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` (gamma, beta), returns ``dL/dx``."""
-        (gamma,) = self._values("gamma")
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x_hat, std = self._kept
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x_hat, std = self._saved_tensors
         self._set_grads(gamma=np.sum(dy * x_hat, axis=0), beta=np.sum(dy, axis=0))
-        dx_hat = dy * gamma  # (N, d_model)
+        dx_hat = dy * self.gamma  # (N, d_model)
         # The mean and the variance depend on every entry of the row: these are their shares.
         dx = dx_hat - dx_hat.mean(axis=1, keepdims=True)  # (N, d_model)
         dx -= x_hat * np.mean(dx_hat * x_hat, axis=1, keepdims=True)
-        return self._unrows(dx / std)  # (..., d_model)
+        return self._unflatten(dx / std)  # (..., d_model)
 
     def __repr__(self) -> str:
         return f"LayerNorm(d_model={self.d_model}, eps={self.eps!r}, dtype={self.dtype})"

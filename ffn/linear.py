@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ffn import _validate as check
-from ffn._layer import Layer, param, quiet
+from ffn._layer import Layer, or_zero, quiet
 from ffn._validate import FloatArray
 
 
@@ -21,7 +21,8 @@ class Linear(Layer):
         ValueError: for a ``W`` that is not 2-D, or a ``b`` of the wrong shape.
     """
 
-    W, b = param("W"), param("b")
+    W: FloatArray  # (in_features, out_features), a read-only copy
+    b: FloatArray | None  # (out_features,)
 
     def __init__(self, W: object, b: object = None) -> None:
         axes = {"W": "in_features out_features", "b": "out_features"}
@@ -33,19 +34,17 @@ class Linear(Layer):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = x @ W + b`` for ``x`` of shape ``(..., in_features)``."""
-        W, b = self._values("W", "b")
-        x = self._rows(x)  # (N, in_features)
-        self._keep(x)
-        return self._unrows(x @ W + b)  # (..., out_features)
+        x = self._flatten(x)  # (N, in_features)
+        self._save_for_backward(x)
+        return self._unflatten(x @ self.W + or_zero(self.b))  # (..., out_features)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` (W, b) and returns ``dL/dx``."""
-        (W,) = self._values("W")
-        dy = self._grad_rows(dy)  # (N, out_features)
-        (x,) = self._kept
+        dy = self._flatten_grad(dy)  # (N, out_features)
+        (x,) = self._saved_tensors
         self._set_grads(W=x.T @ dy, b=dy.sum(axis=0))
-        return self._unrows(dy @ W.T)  # (..., in_features)
+        return self._unflatten(dy @ self.W.T)  # (..., in_features)
 
     def __repr__(self) -> str:
         return (f"Linear(in_features={self.in_features}, out_features={self.out_features}, "

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, param, quiet, random_weights
+from ffn._layer import Layer, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.counting import count_flops, count_parameters
 from ffn.feedforward import FeedForward
@@ -65,7 +65,7 @@ class MixtureOfExperts(Layer):
     """
 
     _caller = "moe"
-    router = param("router")  # (d_model, n_experts), read-only
+    router: FloatArray  # (d_model, n_experts), a read-only copy
 
     def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
                  normalize: bool = True) -> None:
@@ -117,7 +117,7 @@ class MixtureOfExperts(Layer):
     @quiet
     def _route(self, x: FloatArray) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """``p``, the chosen experts and their weights for rows ``x`` ``(N, d_model)``."""
-        logits = x @ self._values("router")[0]  # (N, n_experts)
+        logits = x @ self.router  # (N, n_experts)
         p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # shifted: exp cannot overflow
         p /= p.sum(axis=-1, keepdims=True)  # (N, n_experts), softmax
         chosen = np.argsort(-p, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k), ties: lower
@@ -129,56 +129,67 @@ class MixtureOfExperts(Layer):
     def route(self, x: object) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """The router's ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
         x = check.layer_input(x, self._dtype, self.d_model, "d_model")
-        p, chosen, weights = self._route(x.reshape(-1, self.d_model))
-        lead = x.shape[:-1]
-        return p.reshape(*lead, -1), chosen.reshape(*lead, -1), weights.reshape(*lead, -1)
+        p, chosen, weights = self._route(x.reshape(-1, self.d_model))  # rows (N, ...)
+        lead = x.shape[:-1]  # sizes, not -1: N may be 0
+        return (p.reshape(*lead, self.n_experts), chosen.reshape(*lead, self.top_k),
+                weights.reshape(*lead, self.top_k))
 
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = sum_j weight_j * expert_{chosen_j}(x)`` for ``x`` of shape ``(..., d_model)``."""
-        x = self._rows(x)  # (N, d_model)
+        x = self._flatten(x)  # (N, d_model)
         p, chosen, weights = self._route(x)
         y = np.zeros_like(x)  # (N, d_model)
         for i, expert in enumerate(self.experts):
             rows, slot = np.nonzero(chosen == i)  # the rows that chose expert i, and where
             if rows.size:
                 y[rows] += weights[rows, slot, None] * expert.forward(x[rows])  # (n_i, d_model)
-        self._keep(x, p, chosen, weights)
-        return self._unrows(y)  # (..., d_model)
+        self._save_for_backward(x, p, chosen, weights)
+        return self._unflatten(y)  # (..., d_model)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        dy = self._grad_rows(dy)  # (N, d_model)
-        x, p, chosen, weights = self._kept
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, p, chosen, weights = self._saved_tensors
         row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dx = np.zeros_like(x)  # (N, d_model)
         dweights = np.zeros_like(weights)  # (N, top_k)
-        grads: dict[str, FloatArray | None] = {}
+        expert_grads: dict[str, FloatArray | None] = {}
         for i, expert in enumerate(self.experts):
             rows, slot = np.nonzero(chosen == i)
             if rows.size:  # run expert i again on its rows: its own last pass may be another's
                 dweights[rows, slot] = np.sum(dy[rows] * expert.forward(x[rows]), axis=-1)
                 dx[rows] += expert.backward(weights[rows, slot, None] * dy[rows])
-            for name, value in expert._params.items():  # None for an absent bias
-                unused = None if value is None else np.zeros_like(value)
-                grads[f"experts.{i}.{name}"] = expert.grads[name] if rows.size else unused
+            grads = expert.grads if rows.size else {  # no row chose it: zeros
+                name: None if w is None else np.zeros_like(w)
+                for name, w in expert.named_parameters().items()}
+            expert_grads.update({f"experts.{i}.{name}": g for name, g in grads.items()})
         if self.normalize:  # weights = g / sum(g), so dL/dg = (dL/dweights - dot) / sum(g)
             g_sum = p[row, chosen].sum(axis=-1, keepdims=True)  # (N, 1)
             dweights = (dweights - np.sum(dweights * weights, -1, keepdims=True)) / g_sum
         dp = np.zeros_like(p)  # (N, n_experts): the unchosen p get no gradient
         dp[row, chosen] = dweights
         dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
-        self._grads = {"router": x.T @ dlogits, **grads}  # (d_model, n_experts), then experts
-        return self._unrows(dx + dlogits @ self._values("router")[0].T)  # dL/dx: (..., d_model)
+        self._set_grads(router=x.T @ dlogits, **expert_grads)  # (d_model, n_experts), experts'
+        return self._unflatten(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
+
+    def named_parameters(self) -> dict[str, FloatArray | None]:
+        """``router``, then each expert's as ``experts.{i}.{name}``: the keys of ``grads``."""
+        return {"router": self.router, **{f"experts.{i}.{name}": p for i, e in enumerate(
+            self.experts) for name, p in e.named_parameters().items()}}
 
     def load_balancing_loss(self, x: object) -> float:
         """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.
 
         ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows choosing expert ``i`` (summing
-        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even.
+        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even. A ValueError
+        for ``x`` without rows: the means are undefined.
         """
         p, chosen, _ = self.route(x)
+        if p.size == 0:
+            raise ValueError(f"x has no rows (shape {(*p.shape[:-1], self.d_model)}): the "
+                             "load-balancing loss, a mean over rows, is undefined")
         p, chosen = p.reshape(-1, self.n_experts), chosen.reshape(-1, self.top_k)
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))

@@ -22,8 +22,9 @@ class Sublayer(Layer):
 
     ``"pre"`` (GPT-2, LLaMA): ``x + FFN(LN(x))``; ``"post"`` (the original Transformer):
     ``LN(x + FFN(x))``. Dropout (training only) zeroes FFN outputs with probability ``dropout``
-    and scales the rest by ``1 / (1 - dropout)``. Its passes run the block's and the norm's:
-    do not run those on other input between its ``forward`` and ``backward``.
+    and scales the rest by ``1 / (1 - dropout)``. Its passes run the block's and the norm's
+    (``backward`` runs their forwards again on its own pass's input, so calling them directly in
+    between changes nothing).
 
     Args:
         block: a ``FeedForward`` or ``GatedFeedForward``.
@@ -62,26 +63,31 @@ class Sublayer(Layer):
         """Gradients of the last ``backward``: the block's, then the norm's gamma and beta."""
         return {**self.block.grads, **self.norm.grads}
 
+    def named_parameters(self) -> dict[str, FloatArray | None]:
+        """The block's parameters, then the norm's ``gamma`` and ``beta``: the keys of ``grads``."""
+        return {**self.block.named_parameters(), **self.norm.named_parameters()}
+
     @property
     def dropout_mask(self) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
         """Which FFN outputs the last forward kept, or None (evaluation mode, or no dropout)."""
-        (keep,) = self._kept or (None,)
-        return None if keep is None else keep != 0
+        saved = self._saved_tensors  # (x,), or (x, keep) from a pass with dropout
+        return saved[1] != 0 if len(saved) == 2 else None
 
     @quiet
     def forward(self, x: object, training: bool = False) -> FloatArray:
         """``x + FFN(LN(x))`` (pre) or ``LN(x + FFN(x))`` (post), for ``(..., d_model)``."""
-        self._kept = ()
         training = check.boolean(training, "training")
-        x = self._rows(x)  # (N, d_model)
+        x = self._flatten(x)  # (N, d_model)
         keep = self._dropout_keep(x.shape) if training else None  # (N, d_model) or None
-        y: FloatArray
+        y = self._run(x, keep)  # (N, d_model)
+        self._save_for_backward(x, *(() if keep is None else (keep,)))
+        return self._unflatten(y)  # (..., d_model)
+
+    def _run(self, x: FloatArray, keep: FloatArray | None) -> FloatArray:
+        """The sublayer on rows ``x`` ``(N, d_model)``, by the block's and the norm's forwards."""
         if self.placement == "pre":
-            y = x + self._drop(self.block(self.norm(x)), keep)
-        else:
-            y = self.norm(x + self._drop(self.block(x), keep))
-        self._keep(*(() if keep is None else (keep,)))
-        return self._unrows(y)  # (..., d_model)
+            return x + self._drop(self.block(self.norm(x)), keep)
+        return self.norm(x + self._drop(self.block(x), keep))
 
     def _dropout_keep(self, shape: tuple[int, ...]) -> FloatArray | None:
         """The kept entries as 1 / (1 - p), the dropped ones as 0; None without dropout."""
@@ -97,14 +103,18 @@ class Sublayer(Layer):
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets the block's and norm's ``grads``, returns dL/dx."""
-        dy = self._grad_rows(dy)  # (N, d_model)
-        (keep,) = self._kept or (None,)
+        dy = self._flatten_grad(dy)  # (N, d_model)
+        x, *dropout = self._saved_tensors  # (N, d_model), and keep from a pass with dropout
+        keep = dropout[0] if dropout else None
+        # The block's and the norm's backward follow their own last forward, which a direct
+        # call may have changed since ours: run them again on this pass's input.
+        self._run(x, keep)
         if self.placement == "pre":  # the residual passes dy on unchanged
             dx = dy + self.norm.backward(self.block.backward(self._drop(dy, keep)))
         else:
             dz = self.norm.backward(dy)
             dx = dz + self.block.backward(self._drop(dz, keep))
-        return self._unrows(dx)  # (..., d_model)
+        return self._unflatten(dx)  # (..., d_model)
 
     def __repr__(self) -> str:
         return (f"Sublayer({self.block!r}, {self.norm!r}, placement={self.placement!r}, "

@@ -3,6 +3,8 @@ is refused by name, and NaN/inf pass silently (issue 10's list of wrong inputs, 
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 import warnings
 from collections.abc import Callable
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 
 import ffn
+from tests.test_errors import raises
 
 Maker = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ffn._layer.Layer]
 D, F = 3, 5
@@ -62,6 +65,24 @@ def test_gradients_belong_to_the_forward_that_ran(name: str) -> None:
         np.testing.assert_array_equal(layer.grads[key], g, err_msg=key)
 
 
+@pytest.mark.parametrize("name", [*makers(), "MixtureOfExperts"])
+def test_named_parameters_are_the_attributes_and_the_keys_of_grads(name: str) -> None:
+    layer = (ffn.MixtureOfExperts.random(D, F, 3) if name == "MixtureOfExperts"
+             else makers()[name](weights()))
+    x = np.random.default_rng(2).normal(size=(4, D))
+    layer.backward(np.ones_like(layer(x)))
+    params = layer.named_parameters()
+    assert list(params) == list(layer.grads)
+    for key, value in params.items():
+        *path, attr = key.split(".")  # "experts.0.W1": the attribute W1 of moe.experts[0]
+        owner = layer.experts[int(path[1])] if path else getattr(layer, "block", layer)
+        if not hasattr(owner, attr):  # a Sublayer's gamma and beta are its norm's
+            owner = layer.norm
+        assert value is getattr(owner, attr), key
+        grad = layer.grads[key]
+        assert (grad is None) == (value is None) and (value is None or grad.shape == value.shape)
+
+
 @pytest.mark.parametrize("name", list(makers()))
 def test_parameters_cannot_be_changed_in_place(name: str) -> None:
     layer = makers()[name](weights())
@@ -72,6 +93,8 @@ def test_parameters_cannot_be_changed_in_place(name: str) -> None:
     width = "in_features" if isinstance(layer, ffn.Linear) else "d_model"
     with pytest.raises(AttributeError, match="read-only"):
         setattr(layer, width, 7)
+    with pytest.raises(AttributeError, match="read-only"):
+        delattr(owner, "W1" if hasattr(owner, "W1") else "W" if hasattr(owner, "W") else "gamma")
 
 
 def test_trace_arrays_are_read_only_views_of_what_backward_uses() -> None:
@@ -113,6 +136,88 @@ def test_one_block_per_thread_gives_each_thread_its_own_gradients() -> None:
         alone = ffn.FeedForward.random(D, F, seed=3)
         alone(np.random.default_rng(seed).normal(size=(64, D)))
         np.testing.assert_array_equal(dx, alone.backward(np.ones((64, D))))
+
+
+class Held:
+    """An array whose conversion waits for ``release``: a pass using it stays open till then."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array, self.inside, self.release = array, threading.Event(), threading.Event()
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        self.inside.set()
+        assert self.release.wait(30), "the test never released the held pass"
+        return self.array
+
+
+def layer_named(name: str) -> ffn._layer.Layer:
+    if name == "MixtureOfExperts":
+        return ffn.MixtureOfExperts.random(D, F, 3, seed=4)
+    return makers()[name](weights())
+
+
+@pytest.mark.parametrize("held", ["forward", "backward"])
+@pytest.mark.parametrize("name", [*makers(), "MixtureOfExperts"])
+def test_a_layer_in_use_by_one_thread_refuses_another(name: str, held: str) -> None:
+    # Issue 26: one layer shared by threads gave wrong dx, a bare AssertionError, outputs of
+    # the other thread's shape. One thread holds a pass open (its input is being read); every
+    # call from another thread meanwhile is refused, and the held pass is not disturbed.
+    rng = np.random.default_rng(5)
+    alone = layer_named(name)
+    x = rng.normal(size=(4, D))
+    expected = {"forward": alone(x)}
+    dy = rng.normal(size=expected["forward"].shape)
+    expected["backward"] = alone.backward(dy)
+    layer = layer_named(name)
+    arg = Held(x if held == "forward" else dy)
+    got: dict[str, np.ndarray] = {}
+
+    def hold() -> None:
+        if held == "backward":
+            layer(x)
+        got["out"] = getattr(layer, held)(arg)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert arg.inside.wait(30)
+        message = (f"{type(layer).__name__} is being used by another thread: a layer holds one "
+                   "pass at a time; give each thread its own layer")
+        for call in (lambda: layer(x[:1]), lambda: layer.backward(dy)):
+            with raises(RuntimeError, message):
+                call()
+    finally:
+        arg.release.set()
+        thread.join()
+    np.testing.assert_array_equal(got["out"], expected[held])
+
+
+@pytest.mark.parametrize("name", [*makers(), "MixtureOfExperts"])
+def test_copies_and_pickles_carry_the_pass_and_a_lock_of_their_own(name: str) -> None:
+    # docs/moe.md deepcopies a layer: the per-layer lock must not stop that.
+    layer = layer_named(name)
+    x = np.random.default_rng(7).normal(size=(2, D))
+    dy = np.ones_like(layer(x))
+    copies = [copy.deepcopy(layer), copy.copy(layer), pickle.loads(pickle.dumps(layer))]
+    expected = layer.backward(dy)
+    for other in copies:
+        assert other._lock is not layer._lock
+        np.testing.assert_array_equal(other.backward(dy), expected)
+
+
+def test_backward_refuses_the_pass_of_another_threads_forward() -> None:
+    # Thread a runs forward, thread b runs forward, thread a runs backward: without a check,
+    # a's backward silently gives the gradients of b's pass.
+    block = ffn.FeedForward.random(D, F, seed=3)
+    x = np.random.default_rng(6).normal(size=(2, D))
+    thread = threading.Thread(target=block, args=(x,))
+    thread.start()
+    thread.join()
+    with raises(RuntimeError, "FeedForward.backward() in another thread than its last forward: "
+                "a layer holds one pass at a time; give each thread its own layer"):
+        block.backward(np.ones((2, D)))
+    block(x)  # a forward in this thread makes the pass this thread's
+    block.backward(np.ones((2, D)))
 
 
 def test_big_endian_floats_are_accepted_as_what_they_are() -> None:

@@ -260,6 +260,24 @@ def test_wrong_width_and_backward_misuse() -> None:
         moe.backward(np.ones((3, D_MODEL)))
 
 
+@pytest.mark.parametrize("lead", [(0,), (2, 0)])
+def test_an_empty_batch_routes_and_dispatches_like_forward(lead: tuple[int, ...]) -> None:
+    # Issue 26: route, dispatch and load_balancing_loss raised numpy's reshape error on
+    # (0, d_model) while forward worked. Now route and dispatch give the empty results.
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2)
+    x = np.ones((*lead, D_MODEL))
+    assert moe(x).shape == x.shape and moe.backward(np.ones_like(x)).shape == x.shape
+    p, chosen, weights = moe.route(x)
+    assert p.shape == (*lead, N_EXPERTS) and chosen.shape == weights.shape == (*lead, 2)
+    assert chosen.dtype == moe.route(np.ones(D_MODEL))[1].dtype and p.dtype == np.float64
+    capacity, assigned, kept, dropped = moe.dispatch(x)
+    assert (capacity, dropped) == (0, 0)
+    assert assigned.tolist() == kept.tolist() == [0] * N_EXPERTS
+    with raises(ValueError, f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
+                "over rows, is undefined"):
+        moe.load_balancing_loss(x)
+
+
 @pytest.mark.parametrize(("factor", "exception", "message"), [
     (0.0, ValueError, "capacity_factor must be in (0, 1e+06], got 0.0"),
     (-1, ValueError, "capacity_factor must be in (0, 1e+06], got -1.0"),
@@ -293,7 +311,8 @@ def test_random_errors(kwargs: dict[str, object], exception: type[Exception],
 @pytest.mark.parametrize(("variant", "bias"), [(None, True), ("swiglu", False)])
 def test_count_moe_parameters_against_the_arrays(variant: str | None, bias: bool) -> None:
     moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, variant=variant)
-    sizes = [sum(v.size for v in e._params.values() if v is not None) for e in moe.experts]
+    sizes = [sum(v.size for v in e.named_parameters().values() if v is not None)
+             for e in moe.experts]
     gated = variant is not None
     assert ffn.count_moe_parameters(D_MODEL, D_FF, N_EXPERTS, bias=bias, gated=gated) == (
         sum(sizes) + moe.router.size)

@@ -220,3 +220,36 @@ def test_forward_and_backward_errors() -> None:
         sub.backward(np.ones(D_MODEL))
     with raises(TypeError, "dy must be a real numeric array, got None"):
         sub.backward(None)
+
+
+@pytest.mark.parametrize("bad", [{"x": np.ones((2, 3))}, {"training": "yes"}])
+def test_a_failed_forward_leaves_nothing_for_backward(bad: dict[str, object]) -> None:
+    # Issue 26: after `training="yes"` raised, backward ran on the pass before, without its
+    # dropout mask. Like every layer, a failed forward now leaves no pass behind.
+    x = np.random.default_rng(20).normal(size=(2, D_MODEL))
+    sub = ffn.Sublayer(*parts(), dropout=0.5, seed=21)
+    sub(x, training=True)
+    with pytest.raises((TypeError, ValueError)):
+        sub(**({"x": x, "training": True} | bad))  # type: ignore[arg-type]
+    assert sub.dropout_mask is None
+    with raises(RuntimeError, "backward() called before a forward pass: call sublayer(x) first"):
+        sub.backward(np.ones_like(x))
+
+
+@pytest.mark.parametrize("placement", ffn.PLACEMENTS)
+@pytest.mark.parametrize("run", ["block", "norm"])
+def test_backward_is_its_own_forwards_when_the_parts_ran_in_between(placement: str,
+                                                                    run: str) -> None:
+    # Issue 26: running the wrapped block (or norm) directly between the sublayer's forward
+    # and backward silently changed dx.
+    rng = np.random.default_rng(22)
+    x, other, dy = (rng.normal(size=(3, D_MODEL)) for _ in range(3))
+    alone = ffn.Sublayer(*parts(23), placement, dropout=0.3, seed=24)
+    alone(x, training=True)
+    expected = alone.backward(dy)
+    sub = ffn.Sublayer(*parts(23), placement, dropout=0.3, seed=24)
+    sub(x, training=True)
+    getattr(sub, run)(other)  # the part's own last pass is now about other input
+    np.testing.assert_array_equal(sub.backward(dy), expected)
+    for name, value in alone.grads.items():
+        np.testing.assert_array_equal(sub.grads[name], value, err_msg=name)

@@ -4,7 +4,7 @@ Same constructor, attributes, methods and results as the reference block (``ffn.
 which the chapters show); ``tests/test_fast.py`` holds the two together. What changes is only
 how the work is done:
 
-- the forward pass keeps ``x @ W1`` (without ``b1``) and ``h``, the only ``(N, d_ff)`` arrays;
+- the forward pass saves ``x @ W1`` (without ``b1``) and ``h``, the only ``(N, d_ff)`` arrays;
   ``b1`` and the activation are applied block by block on small scratch arrays
   (``kernels.BLOCK_ELEMENTS``) so each block of ``x @ W1`` is still in cache when it is read;
 - the next forward with as many rows writes into the same two arrays (not if a trace handed
@@ -57,20 +57,19 @@ class FeedForward(reference.FeedForward):
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
-        x2 = self._rows(x)  # (N, d_model), our own copy
+        x2 = self._flatten(x)  # (N, d_model), our own copy
         spare, self._spare = self._spare, None
         if spare is not None and spare[0].shape != (x2.shape[0], self.d_ff):
             spare = None
         xW1, h, y = self._forward_2d(x2, spare)
-        self._keep(x2, xW1, h)
+        self._save_for_backward(x2, xW1, h)
         self._spare = (xW1, h)
-        return self._unrows(y)  # (..., d_model)
+        return self._unflatten(y)  # (..., d_model)
 
     def _forward_2d(self, x2: FloatArray, spare: tuple[FloatArray, FloatArray] | None
                     ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """``x @ W1``, ``h`` (N, d_ff) and ``y`` (N, d_model) for rows ``x2`` (N, d_model)."""
-        W1, b1, W2, b2 = (self._params[k] for k in ("W1", "b1", "W2", "b2"))
-        assert W1 is not None and W2 is not None
+        W1, b1, W2, b2 = self.W1, self.b1, self.W2, self.b2
         xW1: FloatArray
         h: FloatArray
         if spare is None:
@@ -102,20 +101,18 @@ class FeedForward(reference.FeedForward):
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)
         self._spare = None  # the caller now holds views of x @ W1 and h: never overwrite them
-        x2, xW1, h = self._kept
-        b1 = self._params["b1"]
+        x2, xW1, h = self._saved_tensors
         with np.errstate(over="ignore", invalid="ignore"):  # as in forward
-            h_pre = xW1 if b1 is None else xW1 + b1  # (N, d_ff)
-        x_v, h_pre_v, h_v = self._kept_views(x2, h_pre, h)
+            h_pre = xW1 if self.b1 is None else xW1 + self.b1  # (N, d_ff)
+        x_v, h_pre_v, h_v = self._saved_views(x2, h_pre, h)
         return reference.FeedForwardTrace(x=x_v, h_pre=h_pre_v, h=h_v, y=y)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
-        dy2 = self._grad_rows(dy)  # (N, d_model)
-        x2, xW1, h = self._kept
-        W1, b1, W2 = (self._params[k] for k in ("W1", "b1", "W2"))
-        assert W1 is not None and W2 is not None
+        dy2 = self._flatten_grad(dy)  # (N, d_model)
+        x2, xW1, h = self._saved_tensors
+        W1, b1, W2 = self.W1, self.b1, self.W2
         n_rows, rows = x2.shape[0], self._block_rows
         dW2 = _weight_grad(h, dy2)  # (d_ff, d_model)
         dh_pre = dy2 @ W2.T  # (N, d_ff): dL/dh, times act'(h_pre) below
@@ -133,4 +130,4 @@ class FeedForward(reference.FeedForward):
         for_each_block(times_slope, n_rows, rows, parallel=False)  # as in _forward_2d
         self._set_grads(W1=_weight_grad(x2, dh_pre), b1=partial.sum(axis=0), W2=dW2,
                         b2=dy2.sum(axis=0))
-        return self._unrows(dh_pre @ W1.T)  # (..., d_model)
+        return self._unflatten(dh_pre @ W1.T)  # (..., d_model)
