@@ -259,6 +259,7 @@ def test_integer_parameters_are_promoted_and_float_ones_copied() -> None:
         ({"eps": float("inf")}, ValueError, "eps must be in [0, inf), got inf"),
         ({"eps": "1e-5"}, TypeError, "eps must be a real number, got str '1e-5'"),
         ({"eps": True}, TypeError, "eps must be a real number, got bool True"),
+        ({"eps": 2**1100}, ValueError, "eps must be in [0, inf), got an int too large for a float"),
         ({"eps": None}, TypeError, "eps must be a real number, got NoneType None"),
         (
             {"gamma": np.ones(4)},
