@@ -65,7 +65,8 @@ class LayerNorm(Layer):
         sqrt_eps = np.sqrt(self.dtype.type(self.eps))
         std = np.hypot(np.sqrt(var), np.ldexp(sqrt_eps, -e))  # (N, 1): sqrt(var(x) + eps) / 2**e
         x_hat = centered / std  # (N, d_model)
-        # backward divides by sqrt(var + eps) in x's units: formed there, it cannot overflow
+        # backward divides by sqrt(var + eps) in x's units, formed there: in units of 2**e it
+        # can overflow (tiny x) or lose digits as a subnormal (huge x)
         self._keep(x_hat, np.hypot(np.ldexp(np.sqrt(var), e), sqrt_eps))  # (N, 1)
         return self._unrows(x_hat * gamma + beta)  # (..., d_model)
 

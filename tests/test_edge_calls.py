@@ -1,7 +1,7 @@
 """Many wrong and edge calls of LayerNorm, Sublayer, gelu, discrepancies and ModelDims.
 
-Each call must give the right answer (checked against an oracle written here: exact decimal
-arithmetic for LayerNorm) or a TypeError/ValueError raised by ffn whose message names the
+Each call must give the right answer (checked against an oracle written here: exact fractions
+for LayerNorm) or a TypeError/ValueError raised by ffn whose message names the
 argument. ``python -m tests.test_edge_calls`` prints how many calls give each outcome.
 """
 
