@@ -29,6 +29,14 @@ def float_array(value: object, name: str) -> FloatArray:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} could not be converted to an array: {error}") from None
+    made_of_numbers = array.dtype == object and not isinstance(value, np.ndarray) and all(
+        isinstance(v, (int, float)) for v in array.flat)
+    if made_of_numbers:  # Python ints beyond int64, which numpy keeps as objects
+        try:  # floats, as other ints
+            return array.astype(np.float64)
+        except OverflowError:
+            raise ValueError(f"{name} holds an integer too large for a float (float64 reaches "
+                             "about 1.8e308)") from None
     native = array.dtype.newbyteorder("=")  # '>f8' from np.fromfile or HDF5 is still float64
     if native in FLOAT_DTYPES:
         return array.astype(native, copy=False)
@@ -70,10 +78,14 @@ def real(value: object, name: str, low: float, high: float, high_open: bool,
     is_real = isinstance(value, (int, float, np.integer, np.floating))
     if isinstance(value, (bool, np.bool_)) or not is_real:
         raise TypeError(f"{name} must be a real number, got {describe(value)}")
-    number = float(value)  # type: ignore[arg-type]  # a real number, checked just above
+    ends = ("(" if low_open else "[", ")" if high_open else "]")
+    try:
+        number = float(value)  # type: ignore[arg-type]  # a real number, checked just above
+    except OverflowError:  # an int beyond float64: outside every range here
+        raise ValueError(f"{name} must be in {ends[0]}{low:g}, {high:g}{ends[1]}, got an int too "
+                         "large for a float") from None
     above = low < number if low_open else low <= number
     if not (above and (number < high or (number == high and not high_open))):  # refuses nan
-        ends = ("(" if low_open else "[", ")" if high_open else "]")
         raise ValueError(f"{name} must be in {ends[0]}{low:g}, {high:g}{ends[1]}, got {number!r}")
     return number
 

@@ -54,15 +54,20 @@ class LayerNorm(Layer):
     def forward(self, x: object) -> FloatArray:
         """Normalise every row of ``x``, of shape ``(..., d_model)``."""
         x = self._flatten(x)  # (N, d_model)
-        # Scale each row by a power of two (exact) so that squaring huge entries cannot overflow.
-        exponent = np.frexp(np.abs(x).max(axis=1, keepdims=True))[1]  # (N, 1)
-        scale = np.ldexp(1.0, -np.maximum(exponent, 0)).astype(self.dtype)  # (N, 1), <= 1
-        xs = x * scale  # (N, d_model)
-        centered = xs - xs.mean(axis=1, keepdims=True)  # (N, d_model)
-        var = np.mean(centered * centered, axis=1, keepdims=True)  # (N, 1), biased
-        std = np.sqrt(var + self.eps * scale * scale)  # (N, 1): sqrt(var + eps), scaled
+        # Each row is divided by 2**e, e the exponent of its largest entry (exact: a power of two),
+        # so its entries lie in (-1, 1): their squares can neither overflow (huge x) nor underflow
+        # to 0 (tiny x, which gave +-inf with eps = 0). eps joins through hypot, which squares
+        # neither term: eps / 4**e would underflow (huge x: 0 / 0 for an equal row) or overflow.
+        e = np.frexp(np.abs(x).max(axis=1, keepdims=True))[1]  # (N, 1)
+        xs = np.ldexp(x, -e)  # (N, d_model): x / 2**e
+        centered = xs - xs.mean(axis=1, keepdims=True)  # (N, d_model): (x - mean) / 2**e
+        var = np.mean(centered * centered, axis=1, keepdims=True)  # (N, 1): var(x) / 4**e, biased
+        sqrt_eps = np.sqrt(self.dtype.type(self.eps))
+        std = np.hypot(np.sqrt(var), np.ldexp(sqrt_eps, -e))  # (N, 1): sqrt(var(x) + eps) / 2**e
         x_hat = centered / std  # (N, d_model)
-        self._save_for_backward(x_hat, std / scale)
+        # backward divides by sqrt(var + eps) in x's units, formed there: in units of 2**e it
+        # can overflow (tiny x) or lose digits as a subnormal (huge x)
+        self._save_for_backward(x_hat, np.hypot(np.ldexp(np.sqrt(var), e), sqrt_eps))  # (N, 1)
         return self._unflatten(x_hat * self.gamma + self.beta)  # (..., d_model)
 
     @quiet

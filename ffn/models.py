@@ -40,12 +40,14 @@ class ModelDims:
     top_k: int | None = None  # experts each token uses, with n_experts
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"name must be a non-empty str, got {check.describe(self.name)}")
+        for field in ("name", "source"):
+            if not isinstance(value := getattr(self, field), str) or not value:
+                raise TypeError(f"{field} must be a non-empty str, got {check.describe(value)}")
         for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
-                      "kv_dim"):  # the optional ones may be None
-            if field in ("d_model", "n_layers") or getattr(self, field) is not None:
-                check.positive_int(getattr(self, field), field)
+                      "kv_dim", "other"):  # the optional ones may be None
+            if field in ("d_model", "n_layers", "other") or getattr(self, field) is not None:
+                value = check.positive_int(getattr(self, field), field, zero_ok=field == "other")
+                object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
         for field in ("gated", "bias", "tied_head"):
             check.boolean(getattr(self, field), field)
         check.choice(self.norm, "norm", ("layer", "rms"))

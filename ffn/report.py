@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from ffn import _validate as check
 
 
 class Discrepancy(NamedTuple):
@@ -31,22 +34,24 @@ def discrepancies(
 
     Returns:
         One `Discrepancy` per wrong entry, in row-major order (empty when all agree).
+
+    Raises:
+        TypeError: for complex, masked or non-numeric arrays, or a non-int ``decimals``.
+        ValueError: for different shapes, a negative ``decimals`` or a bad ``units``.
     """
-    p = np.asarray(published, dtype=np.float64)
-    c = np.asarray(computed, dtype=np.float64)
+    p = check.float_array(published, "published").astype(np.float64)
+    c = check.float_array(computed, "computed").astype(np.float64)
     if p.shape != c.shape:
         raise ValueError(f"published has shape {p.shape} but computed has shape {c.shape}")
-    if not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
-    if not isinstance(units, (int, float)) or not units >= 0:
-        raise ValueError(f"units must be a non-negative number, got {units!r}")
-    tolerance = units * 10.0**-decimals
+    decimals = check.positive_int(decimals, "decimals", zero_ok=True, kind="a non-negative int")
+    units = check.real(units, "units", 0.0, math.inf, high_open=True)
+    tolerance = units * 10.0 ** -min(decimals, 400)  # 1e-400 is 0 already; 10.0 ** -10**400 raises
     # 1e-9 absorbs the binary representation error of values like 0.0005. A NaN or inf on
     # either side is never a rounding of anything: always a discrepancy.
     with np.errstate(invalid="ignore"):  # inf - inf
         wrong = ~(np.abs(p - c) <= tolerance + 1e-9) | ~np.isfinite(p) | ~np.isfinite(c)
-    return [Discrepancy(tuple(int(i) for i in idx), float(p[idx]), float(c[idx]))
-            for idx in zip(*np.nonzero(wrong), strict=True)]
+    return [Discrepancy(tuple(int(i) for i in idx), float(p[tuple(idx)]), float(c[tuple(idx)]))
+            for idx in np.argwhere(wrong)]  # argwhere, unlike nonzero, takes 0-d arrays
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

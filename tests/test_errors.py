@@ -592,6 +592,7 @@ class Call:
 
 X_LAST = "x has last dimension {} but d_model is 3 (x.shape={})"
 NOT_NUMERIC = "x must be a real numeric array, got dtype {}"
+TOO_LARGE = "x holds an integer too large for a float (float64 reaches about 1.8e308)"
 SCALAR_X = "x must have at least 1 dimension (..., d_model), got a scalar (shape ())"
 ACTIVATION = "unknown activation {!r}; valid: 'relu', 'gelu', 'gelu_tanh', 'silu'"
 NO_FORWARD = "backward() called before a forward pass: call block(x) first"
@@ -701,7 +702,20 @@ WRONG_CALLS: dict[str, Call] = {
     "x-str": Call(lambda: small()("1 2 3"), (TypeError, NOT_NUMERIC.format("<U5"))),
     "x-bytes": Call(lambda: small()(b"abc"), (TypeError, NOT_NUMERIC.format("|S3"))),
     "x-dict": Call(lambda: small()({}), (TypeError, NOT_NUMERIC.format("object"))),
-    "x-huge-int": Call(lambda: small()([10**30, 1, 2]), (TypeError, NOT_NUMERIC.format("object"))),
+    # ints beyond int64 (numpy holds them as objects): floats like other ints, if they fit one
+    "x-huge-int": Call(
+        lambda: small()([10**30, 1, 2]),
+        check=lambda y: np.array_equal(y, small()(np.array([1e30, 1.0, 2.0]))),
+    ),
+    "x-int-too-large": Call(lambda: small()([10**400, 1, 2]), (ValueError, TOO_LARGE)),
+    "gelu-int-beyond-int64": Call(
+        lambda: ffn.gelu(2**70), check=lambda y: y.dtype == np.float64 and y == 2.0**70
+    ),
+    "gelu-int-list-beyond-int64": Call(
+        lambda: ffn.gelu([2**70, -(2**70), 0.5]),
+        check=lambda y: np.array_equal(y, ffn.gelu(np.array([2.0**70, -(2.0**70), 0.5]))),
+    ),
+    "gelu-int-too-large": Call(lambda: ffn.gelu(-(10**400)), (ValueError, TOO_LARGE)),
     "W1-str": Call(
         lambda: ffn.FeedForward(**(W | {"W1": "W1"})),  # type: ignore[arg-type]
         (TypeError, "W1 must be a real numeric array, got dtype <U2"),

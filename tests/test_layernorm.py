@@ -82,6 +82,67 @@ def test_all_equal_row_with_eps_is_beta() -> None:
     np.testing.assert_array_equal(y, np.broadcast_to(beta, (3, 4)))
 
 
+# Issue 26, item 1: eps * scale**2 underflowed for huge rows (float32 from about 7.4e19, float64
+# from about 1.7e159), so a row of equal values gave 0 / 0 = NaN.
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [(np.float32, 7.4e19), (np.float32, 1e20), (np.float32, -3.4e38), (np.float32, 1e-45),
+     (np.float64, 1.7e159), (np.float64, -1e300), (np.float64, 1.79e308), (np.float64, 5e-324)],
+)
+def test_all_equal_row_with_eps_is_beta_at_any_finite_size(dtype: type, value: float) -> None:
+    gamma, beta = (a.astype(dtype) for a in affine(d=4))
+    norm = ffn.LayerNorm(4, gamma=gamma, beta=beta)
+    y = norm(np.full((3, 4), value, dtype))
+    np.testing.assert_array_equal(y, np.broadcast_to(beta, (3, 4)))
+    # x_hat = 0, so dL/dx = (dy * gamma - its row mean) / sqrt(eps)
+    dy = np.arange(12.0).reshape(3, 4)
+    dx_hat = dy * gamma
+    expected = (dx_hat - dx_hat.mean(axis=1, keepdims=True)) / math.sqrt(1e-5)
+    np.testing.assert_allclose(norm.backward(dy), expected, rtol=1e-6 if dtype == np.float32
+                               else 1e-14)
+
+
+# Issue 26, item 2: with eps = 0 the squares of tiny entries underflowed to 0, giving +-inf.
+# Scaling by a power of two is exact, so without eps it must change no bit of the output.
+@pytest.mark.parametrize(
+    ("dtype", "powers"),
+    [(np.float32, (-146, -120, -100, 60, 120)), (np.float64, (-1070, -1000, -700, 600, 1000))],
+)
+def test_without_eps_scaling_by_a_power_of_two_changes_nothing(
+    dtype: type, powers: tuple[int, ...]
+) -> None:
+    x = np.array([[1.0, 2.0, 3.0, 5.0], [-4.0, 0.0, 4.0, 1.0]], dtype)
+    norm = ffn.LayerNorm(4, eps=0.0, gamma=affine(d=4)[0].astype(dtype), dtype=dtype)
+    y = norm(x)
+    dy = np.random.default_rng(12).normal(size=x.shape).astype(dtype)
+    dx = norm.backward(dy)
+    for k in powers:
+        scaled = np.ldexp(x, k)
+        assert np.array_equal(np.ldexp(scaled, -k), x)  # exact, even where subnormal
+        np.testing.assert_array_equal(norm(scaled), y, err_msg=f"2**{k}")
+        if abs(k) < np.finfo(dtype).maxexp - 8:  # dL/dx = dx / 2**k stays finite, normal
+            np.testing.assert_array_equal(norm.backward(dy), np.ldexp(dx, -k),
+                                          err_msg=f"2**{k}")
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-150, 1e150, 1e300])
+@pytest.mark.parametrize("eps", [1e-5, 0.0])
+def test_backward_matches_finite_differences_at_extreme_scales(scale: float, eps: float) -> None:
+    # eps matters at these scales only through eps / var: 1e-5 at 1e-150 makes x_hat tiny
+    gamma, beta = affine(13)
+    x = scale * np.random.default_rng(14).normal(size=(2, D))
+    R = np.random.default_rng(15).normal(size=(2, D))
+    norm = ffn.LayerNorm(D, eps=eps, gamma=gamma, beta=beta)
+    norm(x)
+    analytic = norm.backward(R) * scale  # dL/d(x / scale)
+    u = x / scale
+
+    def loss() -> float:
+        return float(np.sum(ffn.LayerNorm(D, eps=eps, gamma=gamma, beta=beta)(u * scale) * R))
+
+    np.testing.assert_allclose(analytic, numerical_grad(loss, u), rtol=1e-6, atol=1e-8)
+
+
 def test_eps_caps_the_gain_at_one_over_sqrt_eps() -> None:
     # A nearly constant row: without eps it is blown up to unit variance,
     # with eps its entries are multiplied by at most 1 / sqrt(eps).
@@ -198,6 +259,7 @@ def test_integer_parameters_are_promoted_and_float_ones_copied() -> None:
         ({"eps": float("inf")}, ValueError, "eps must be in [0, inf), got inf"),
         ({"eps": "1e-5"}, TypeError, "eps must be a real number, got str '1e-5'"),
         ({"eps": True}, TypeError, "eps must be a real number, got bool True"),
+        ({"eps": 2**1100}, ValueError, "eps must be in [0, inf), got an int too large for a float"),
         ({"eps": None}, TypeError, "eps must be a real number, got NoneType None"),
         (
             {"gamma": np.ones(4)},

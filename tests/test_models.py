@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 import ffn
+from tests.test_errors import raises
 
 NAMES = [m.name for m in ffn.MODELS]
 
@@ -139,3 +141,39 @@ def test_whole_model_parts_follow_each_models_choices() -> None:
         ffn.get_model("Transformer base").total_parameters()
     with pytest.raises(ValueError, match="unknown norm 'batch'"):
         dataclasses.replace(gpt2, norm="batch")
+
+
+# Issue 26, item 7: other=-10**9 gave a negative total, other="a" failed only in
+# total_parameters(), source=None was accepted; numpy ints overflowed the totals.
+BASE: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 32, "n_layers": 2,
+                           "gated": False, "bias": True, "source": "s", "vocab_size": 100}
+
+
+@pytest.mark.parametrize(
+    ("changes", "exception", "message"),
+    [
+        ({"other": -(10**9)}, ValueError, "other must be non-negative, got -1000000000"),
+        ({"other": "a"}, TypeError, "other must be an int, got str 'a'"),
+        ({"other": None}, TypeError, "other must be an int, got NoneType None"),
+        ({"other": True}, TypeError, "other must be an int, got bool True"),
+        ({"other": 1.5}, TypeError, "other must be an int, got float 1.5"),
+        ({"source": None}, TypeError, "source must be a non-empty str, got NoneType None"),
+        ({"source": ""}, TypeError, "source must be a non-empty str, got str ''"),
+        ({"source": 5}, TypeError, "source must be a non-empty str, got int 5"),
+        ({"name": None}, TypeError, "name must be a non-empty str, got NoneType None"),
+    ],
+)
+def test_bad_fields_are_refused_at_construction(
+    changes: dict[str, object], exception: type[Exception], message: str
+) -> None:
+    with raises(exception, message):
+        ffn.ModelDims(**(BASE | changes))  # type: ignore[arg-type]
+
+
+def test_numpy_ints_are_kept_as_python_ints() -> None:
+    big = np.int64(2**40)  # vocab_size * d_model = 2**80 overflows int64
+    m = ffn.ModelDims(**(BASE | {"d_model": big, "vocab_size": big, "other": np.int64(5)}))
+    assert type(m.d_model) is type(m.vocab_size) is type(m.other) is int
+    d, f = 2**40, 32
+    per_layer = 2 * d * f + f + d + 4 * d * d + 4 * d
+    assert m.total_parameters() == 2 * per_layer + 2**40 * d + 5 * 2 * d + 5

@@ -72,6 +72,17 @@ def test_a_zero_ffn_makes_pre_norm_the_identity() -> None:
     np.testing.assert_array_equal(ffn.Sublayer(block, norm, "post")(x), norm(x))
 
 
+@pytest.mark.parametrize(("dtype", "value"), [(np.float32, 1e20), (np.float64, 1e300)])
+def test_post_norm_of_a_huge_equal_row_is_beta(dtype: type, value: float) -> None:
+    # Issue 26, item 1: LN(x + FFN(x)) with a zero FFN and equal entries of any finite size.
+    block = ffn.FeedForward(np.ones((D_MODEL, D_FF), dtype), None,
+                            np.zeros((D_FF, D_MODEL), dtype), None)
+    beta = np.linspace(-1.0, 1.0, D_MODEL).astype(dtype)
+    sub = ffn.Sublayer(block, ffn.LayerNorm(D_MODEL, beta=beta), "post")
+    y = sub(np.full((2, D_MODEL), value, dtype))
+    np.testing.assert_array_equal(y, np.broadcast_to(beta, (2, D_MODEL)))
+
+
 # ---------------------------------------------------------------- backward
 
 
