@@ -14,7 +14,8 @@
 3. A notebook page has no front matter, so its meta description comes from the notebook's
    own metadata, `"description"` (the build fails without one).
 4. When mkdocs-jupyter's cache is on (`./scripts/serve` turns it on; the tests' builds and CI
-   run without it), its entries go under `cache_dir/<code key>`. mkdocs-jupyter keys an entry
+   run without it), its entries go under `cache_dir/<code key>`, cache_dir taken from the
+   project's root (mkdocs.yml's directory), not the current one. mkdocs-jupyter keys an entry
    on the notebook's bytes and its own settings only, so after a change in `ffn/` it would
    serve outputs of the old code; the code key is a hash of every file of `ffn/`,
    requirements.lock and the Python version, computed at every (re)build.
@@ -103,14 +104,17 @@ def on_startup(*, command: str, dirty: bool) -> None:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    key = _code_key(Path(config.config_file_path).parent)
+    root = Path(config.config_file_path).parent
+    key = _code_key(root)
     state = (key, Path(config.config_file_path).read_bytes())
     _serve["stale"] = _serve["state"] not in (None, state)
     _serve["state"] = state
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is None or not jupyter.config["cache"]:
         return config
-    base = Path(jupyter.config["cache_dir"])
+    # mkdocs-jupyter reads a relative cache_dir from the current directory; this project's
+    # cache is under its root, so a `mkdocs serve` started elsewhere prunes no other cache.
+    base = root / jupyter.config["cache_dir"]  # an absolute cache_dir stays as it is
     jupyter.config["cache_dir"] = str(base / key)
     # Entries under another key can never be used again (that code is gone): drop them.
     if base.is_dir():
