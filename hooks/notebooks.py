@@ -14,7 +14,8 @@
 3. A notebook page has no front matter, so its meta description comes from the notebook's
    own metadata, `"description"` (the build fails without one).
 4. When mkdocs-jupyter's cache is on (`./scripts/serve` turns it on; the tests' builds and CI
-   run without it), its entries go under `cache_dir/<code key>`. mkdocs-jupyter keys an entry
+   run without it), its entries go under `cache_dir/<code key>`, cache_dir taken from the
+   project's root (mkdocs.yml's directory), not the current one. mkdocs-jupyter keys an entry
    on the notebook's bytes and its own settings only, so after a change in `ffn/` it would
    serve outputs of the old code; the code key is a hash of every file of `ffn/`,
    requirements.lock and the Python version, computed at every (re)build.
@@ -22,14 +23,11 @@
    changed, a change in that key or in mkdocs.yml rebuilds every page: the API page and the
    notebooks show the new code, and every page the new nav.
 6. mkdocs-jupyter inlines ~590 KB of JupyterLab CSS in `<style>` blocks in every notebook
-   page's body (the browser parses it all before the first paint: 5.7 s on Lighthouse's mobile
-   profile, uncompressed). The hook takes those blocks out, keeps only the rules whose classes
-   the notebook pages use (and Material's `md-*`) and the custom properties some `var()`
-   reads, and writes them to one stylesheet, `assets/notebooks/jupyter.<hash>.css`, which the
-   page links from its `<head>` (overrides/main.html, `page.meta.notebook_css`): 18 KB (3 KB
-   gzipped), one file cached across notebook pages; the pages render pixel for pixel as
-   before in both schemes. One of the blocks, the Python repr of a list of CSS strings (a
-   mkdocs-jupyter bug), is invalid CSS that never applied; it is dropped.
+   page's body. ffn_docs/notebook_css.py takes those blocks out and keeps what the notebook
+   pages use; the hook writes it to one stylesheet, `assets/notebooks/jupyter.<hash>.css`,
+   which the page links from its `<head>` (overrides/main.html, `page.meta.notebook_css`):
+   18 KB (3 KB gzipped), one file cached across notebook pages; the pages render pixel for
+   pixel as before in both schemes.
 """
 
 from __future__ import annotations
@@ -50,107 +48,27 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
+from ffn_docs import notebook_css
+
 _MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
 _MERMAID = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid.*?</script>', re.S)
 _REMOTE = re.compile(r"""(?:\bsrc\s*=\s*|\bimport\s*\(\s*|\burl\(\s*)["']?(?:https?:)?//""")
 _NO_ALT = 'alt="No description has been provided for this image"'
 _ALT_COMMENT = re.compile(r"^[ \t]*# alt: (.+(?:\n[ \t]*#[ \t]{2,}.+)*)", re.M)
 _CONTINUATION = re.compile(r"\s*\n[ \t]*#\s*")
-
-
-_STYLE = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
-_CLASS_ATTR = re.compile(r'\bclass\s*=\s*"([^"]*)"')
-_CSS_CLASS = re.compile(r"\.(-?[_a-zA-Z][_a-zA-Z0-9-]*)")
 _CSS_DIR = "assets/notebooks"
-_SELECTOR_COMMA = re.compile(r",(?![^()]*\))")  # a comma outside :is(...), :not(...)
-_DECLARATION_END = re.compile(r";(?![^()]*\))")  # a semicolon outside url(data:...;...)
-_CUSTOM_PROPERTY = re.compile(r"^\s*(--[\w-]+)\s*:")
-
-
-def _css_blocks(css: str) -> list[tuple[str, str]]:
-    """Split CSS into its top-level (prelude, body) pairs; body is "" for a statement such
-    as `@charset ...;`."""
-    blocks, depth, start, prelude = [], 0, 0, ""
-    i, quote = 0, ""
-    while i < len(css):
-        c = css[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c == "{":
-            if depth == 0:
-                prelude, start = css[start:i].strip(), i + 1
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                blocks.append((prelude, css[start:i]))
-                start = i + 1
-        elif c == ";" and depth == 0:
-            blocks.append((css[start:i].strip(), ""))
-            start = i + 1
-        i += 1
-    return blocks
-
-
-def _prune_css(css: str, used: set[str]) -> str:
-    """The rules of ``css`` whose selectors name only classes in ``used`` (or Material's
-    `md-*`; a class inside `:not()` does not count), inside @media and @supports too; other
-    at-rules are kept whole."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    out = []
-    for prelude, body in _css_blocks(css):
-        if prelude.startswith("@"):
-            if prelude.startswith("@charset"):
-                continue
-            if prelude.startswith(("@media", "@supports")):
-                inner = _prune_css(body, used)
-                if inner:
-                    out.append(f"{prelude}{{{inner}}}")
-            elif body or not prelude.startswith("@import"):
-                out.append(f"{prelude}{{{body}}}" if body else f"{prelude};")
-            continue
-        selectors = [sel.strip() for sel in _SELECTOR_COMMA.split(prelude)]
-        kept = [sel for sel in selectors if all(
-            name in used or name.startswith("md-")
-            for name in _CSS_CLASS.findall(re.sub(r":not\([^)]*\)", "", sel)))]
-        if kept and body.strip():
-            out.append(f"{','.join(kept)}{{{body.strip()}}}")
-    return "\n".join(out)
-
-
-def _drop_unused_properties(css: str) -> str:
-    """Drop custom property declarations (`--jp-icon-...: url(data:...)`, ~80 KB) that no
-    `var()` of the CSS reads."""
-    for _ in range(2):  # a property read only by a dropped one goes in the second round
-        read = set(re.findall(r"var\(\s*(--[\w-]+)", css))
-
-        def keep(match: re.Match[str], read: set[str] = read) -> str:
-            declarations = _DECLARATION_END.split(match.group(2))
-            kept = [d for d in declarations if (m := _CUSTOM_PROPERTY.match(d)) is None
-                    or m.group(1) in read]
-            return f"{match.group(1)}{{{';'.join(kept)}}}"
-
-        css = re.sub(r"([^{}]*)\{((?:[^{}]|\([^()]*\))*)\}", keep, css)
-    return css
 
 
 def _external_css(content: str, page: Page, config: MkDocsConfig) -> str:
     """Move the page's `<style>` blocks to a pruned, cached stylesheet (item 6 above)."""
-    used = {name for attr in _CLASS_ATTR.findall(content) for name in attr.split()}
-    styles = [css for css in _STYLE.findall(content) if not css.lstrip().startswith("[")]
-    css = _drop_unused_properties(_prune_css("\n".join(styles), used))
+    content, css = notebook_css.take_out(content)
     name = f"{_CSS_DIR}/jupyter.{hashlib.sha256(css.encode()).hexdigest()[:8]}.css"
     path = Path(config.site_dir) / name
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f'@charset "UTF-8";\n{css}\n', encoding="utf-8")
     page.meta["notebook_css"] = name
-    return _STYLE.sub("", content)
+    return content
 
 
 def _alt_texts(cells: list[Any]) -> list[str]:
@@ -186,14 +104,17 @@ def on_startup(*, command: str, dirty: bool) -> None:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    key = _code_key(Path(config.config_file_path).parent)
+    root = Path(config.config_file_path).parent
+    key = _code_key(root)
     state = (key, Path(config.config_file_path).read_bytes())
     _serve["stale"] = _serve["state"] not in (None, state)
     _serve["state"] = state
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is None or not jupyter.config["cache"]:
         return config
-    base = Path(jupyter.config["cache_dir"])
+    # mkdocs-jupyter reads a relative cache_dir from the current directory; this project's
+    # cache is under its root, so a `mkdocs serve` started elsewhere prunes no other cache.
+    base = root / jupyter.config["cache_dir"]  # an absolute cache_dir stays as it is
     jupyter.config["cache_dir"] = str(base / key)
     # Entries under another key can never be used again (that code is gone): drop them.
     if base.is_dir():

@@ -1,7 +1,7 @@
 # Sourced by scripts/test, scripts/serve and scripts/lighthouse: make .venv match requirements.lock.
 # Installs only when the lock file, pyproject.toml or the Python changed since the last install,
 # so a second run with nothing changed installs nothing. scripts/lock and .ci/run source it with
-# FFN_ENV=python-only, to pick the Python ($PYTHON) and nothing else.
+# FFN_ENV=python-only, to pick the Python ($PYTHON) and define sha256_of and install_uv.
 # Portable: bash 3.2 (macOS's /bin/bash) and no GNU-only tool (hashes are taken with Python).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,6 +42,20 @@ for name in sys.argv[1:]:
 print(h.hexdigest())' "$@"
 }
 
+# Install uv into the venv "$1" by pip, from uv's own hashed entry in requirements.lock (hashes
+# required): the tool that installs the rest is checked like the rest. scripts/lock uses it too.
+install_uv() {
+  local uv_lock="$1/uv-requirement.txt"
+  "$PYTHON" -c 'import re, sys
+blocks = re.split(r"\n(?=\S)", open(sys.argv[1], encoding="utf-8").read())
+uv = [b for b in blocks if b.startswith("uv==")]
+if not uv:
+    sys.exit(sys.argv[1] + " pins no uv (pyproject.toml, dev group; ./scripts/lock)")
+print(uv[0])' "$ROOT/requirements.lock" > "$uv_lock"
+  "$1/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
+    -r "$uv_lock"
+}
+
 if [ "${FFN_ENV:-}" = python-only ]; then return 0; fi
 
 version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
@@ -54,16 +68,8 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "
   [ "$venv_version" = "$version" ] || "$PYTHON" -m venv --clear "$VENV"
   # Every requirement pinned with the sha256 of its files (any platform): the installer
   # refuses a file whose hash is not in the lock. uv installs it (~5 s where pip took ~96 s,
-  # on 2 cores); uv itself comes first, by pip, from its own hashed entry in the lock.
-  uv_lock="$VENV/uv-requirement.txt"
-  "$PYTHON" -c 'import re, sys
-blocks = re.split(r"\n(?=\S)", open(sys.argv[1], encoding="utf-8").read())
-uv = [b for b in blocks if b.startswith("uv==")]
-if not uv:
-    sys.exit(sys.argv[1] + " pins no uv (pyproject.toml, dev group; ./scripts/lock)")
-print(uv[0])' "$ROOT/requirements.lock" > "$uv_lock"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
-    -r "$uv_lock"
+  # on 2 cores); uv itself comes first (install_uv).
+  install_uv "$VENV"
   "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --require-hashes \
     -r "$ROOT/requirements.lock"
   # The package itself, editable, built by the pinned hatchling already in the lock. A separate

@@ -1,6 +1,7 @@
 """The setup travels: scripts/_env.sh finds a Python >= 3.11.5 by any name, uses no GNU-only
 tool, and installs a requirements.lock whose every pin carries hashes for every platform; the
 browser tests say which of them cannot run here instead of failing, unless CI requires them.
+.ci/run installs the reference packages (torch, transformers) from hashed locks of their own.
 
 The hashed install itself (minutes, from PyPI) is not run here: scripts/_env.sh does it on
 every fresh clone, and so CI does.
@@ -119,25 +120,102 @@ def test_uv_is_in_the_lock_with_hashes() -> None:
     assert hashes > 0
 
 
-def lock_entries() -> dict[str, tuple[str, int]]:
-    """requirements.lock: normalised name -> (version, number of sha256 hashes)."""
+def lock_hashes(lock: str = "requirements.lock") -> dict[str, tuple[str, set[str]]]:
+    """A lock file: normalised name -> (version, its sha256 hashes)."""
     entries = {}
-    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    text = (ROOT / lock).read_text(encoding="utf-8")
     for block in re.split(r"\n(?=\S)", text):
         if block.startswith("#") or not block.strip():
             continue
         match = re.match(r"([A-Za-z0-9._-]+)==([^\s;\\]+)", block)
-        assert match, f"not pinned with ==: {block.splitlines()[0]}"
+        assert match, f"{lock}: not pinned with ==: {block.splitlines()[0]}"
         name = re.sub(r"[-_.]+", "-", match[1]).lower()
-        entries[name] = (match[2], len(re.findall(r"--hash=sha256:[0-9a-f]{64}", block)))
+        entries[name] = (match[2], set(re.findall(r"--hash=sha256:([0-9a-f]{64})", block)))
     return entries
 
 
-def test_every_pin_has_hashes() -> None:
-    entries = lock_entries()
+def lock_entries(lock: str = "requirements.lock") -> dict[str, tuple[str, int]]:
+    """A lock file: normalised name -> (version, number of sha256 hashes)."""
+    return {name: (version, len(hashes)) for name, (version, hashes) in lock_hashes(lock).items()}
+
+
+# The optional references, installed by .ci/run: each group's lock (scripts/lock writes them).
+REFERENCE_LOCKS = {"torch": "requirements-torch.lock",
+                   "transformers": "requirements-transformers.lock"}
+LOCKS = ["requirements.lock", *REFERENCE_LOCKS.values()]
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_every_pin_has_hashes(lock: str) -> None:
+    entries = lock_entries(lock)
     assert {name for name, (_, hashes) in entries.items() if hashes == 0} == set()
-    # hatchling and editables build the editable install of ffn (--no-build-isolation).
-    assert {"hatchling", "editables"} <= entries.keys()
+    if lock == "requirements.lock":
+        # hatchling and editables build the editable install of ffn (--no-build-isolation).
+        assert {"hatchling", "editables"} <= entries.keys()
+
+
+def test_the_reference_locks_have_pyprojects_pins() -> None:
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "dependency-groups"]
+    for group, lock in REFERENCE_LOCKS.items():
+        [pin] = groups[group]
+        name, version = pin.split("==")
+        locked = lock_entries(lock)[name][0]
+        # torch: PyTorch's CPU build of that release (PyPI's Linux wheels are CUDA builds).
+        assert locked == (f"{version}+cpu" if name == "torch" else version), (lock, pin)
+    assert "torch" not in lock_entries(REFERENCE_LOCKS["transformers"])  # it has its own lock
+
+
+def test_the_locks_agree_on_what_they_share() -> None:
+    """Installing a reference lock changes no package another lock pins, but for mpmath:
+    sympy, which torch needs, caps it below 1.4 (scripts/lock)."""
+    versions = [{name: version for name, (version, _) in lock_entries(lock).items()}
+                for lock in LOCKS]
+    for i, first in enumerate(versions):
+        for second in versions[i + 1:]:
+            differ = {name for name in first.keys() & second.keys()
+                      if first[name] != second[name]}
+            assert differ <= {"mpmath"}, differ
+
+
+def test_the_torch_lock_has_the_hash_of_the_cpu_wheel_on_this_machine() -> None:
+    """The wheel that `pip install` finds on the development machines (pip's find-links) is
+    the one the lock pins; elsewhere (CI) there is nothing to compare."""
+    version, hashes = lock_hashes(REFERENCE_LOCKS["torch"])["torch"]
+    config = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
+                            text=True, check=True, timeout=60).stdout  # files and PIP_* alike
+    wheels = [wheel for value in re.findall(r"find-links='([^']*)'", config)
+              for directory in value.split()
+              for wheel in Path(directory).glob(f"torch-{version}-cp3*.whl")]
+    if not wheels:
+        pytest.skip(f"no torch-{version} wheel in pip's find-links here")
+    for wheel in wheels:
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() in hashes, wheel
+
+
+@pytest.mark.parametrize("path", [ROOT / ".ci" / "run", ROOT / "scripts" / "lock", ENV_SH],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_installs_require_hashes(path: Path) -> None:
+    """Every `pip install` and `uv pip install` checks hashes, but the editable install of ffn
+    itself (a directory has no hash; --no-deps: it installs nothing else)."""
+    text = re.sub(r"\\\n\s*", " ", path.read_text(encoding="utf-8"))
+    installs = [line for line in text.splitlines()
+                if re.search(r"pip install\b", line) and not line.lstrip().startswith("#")]
+    assert installs or path.name == "lock"
+    for line in installs:
+        assert "--require-hashes" in line or re.search(r"--no-deps .*-e \"\$ROOT\"", line), line
+
+
+def test_ci_installs_the_reference_locks() -> None:
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    for lock in REFERENCE_LOCKS.values():
+        assert re.search(rf"--require-hashes[^\n]*\\\n[^\n]*-r {re.escape(lock)}\n", text), lock
+
+
+def test_lock_installs_uv_from_its_hashed_entry() -> None:
+    text = (ROOT / "scripts" / "lock").read_text(encoding="utf-8")
+    assert 'install_uv "$tmp/venv"' in text
+    assert "pip install" not in re.sub(r"#.*", "", text)
 
 
 def test_the_lock_has_pyprojects_pins() -> None:
