@@ -23,7 +23,7 @@ from tests.test_harness import ARGS
 PYTHON_FENCE = re.compile(r"^[ \t\ufeff]*(`{3,}|~{3,})[ \t]*(\{[^}]*\.(python3?|py)\b[^}]*\}"
                           r"|(python3?|py)\b.*)$")
 # A number right before a tie comment: what the rewriter may change in prose.
-TIED_NUMBER = re.compile(r"[-+−]?\d(?:[\d.,]*\d)?%?(?=[*_]{0,3}<!--=)")  # noqa: RUF001
+TIED_NUMBER = re.compile(r"[-+−]?\d(?:[\d.,]*\d)?%?(?=[*_]{0,3}[.,;:]?<!--=)")  # noqa: RUF001
 
 
 @dataclass
@@ -71,7 +71,7 @@ CASES = [
     Case("prints-tabs-and-spaces", B.format("print('\\ta  ')\nprint('   ')\nprint('b\\t')")),
     Case("prints-blank-lines-only", B.format("print()\nprint()")),
     Case("prints-leading-blank", B.format("print()\nprint('a')")),
-    Case("prints-unicode", B.format("print('μ−σ ½ 😀')")),
+    Case("prints-unicode", B.format("print('μ−σ ½ 😀')")),  # noqa: RUF001
     Case("prints-bom", B.format("print('\\ufeffa')")),
     # Page encodings and line endings
     Case("bom-first-fence", "\ufeff" + B.format("print(1)") + "\n```text\n2\n```\n"),
