@@ -59,20 +59,15 @@ CASES = [
     Case("text-unclosed-at-end", B.format("print(1)") + "\n```text\nstale\n"),
     Case("text-prints-tie", B.format("print('1<!--= {2} -->')")),
     Case("text-prints-md-open", B.format("print('<!-- output: markdown -->')")),
-    # Characters a page cannot hold as printed
-    Case("prints-cr", B.format("print('a\\rb')")),
-    Case("prints-crlf", B.format("print('a\\r\\nb')")),
+    # Characters a page cannot hold as printed: each block prints "a", this character, "b"
+    *(Case(f"prints-{name}", B.format(f"print({'a' + char + 'b'!r})")) for name, char in {
+        "cr": "\r", "crlf": "\r\n", "nul": "\x00", "form-feed": "\x0c", "vertical-tab": "\x0b",
+        "line-separator": "\u2028", "next-line": "\x85", "bom": "\ufeff", "tab": "\t",
+        "unicode": "μ−σ ½ 😀"}.items()),  # noqa: RUF001
     Case("prints-cr-at-end", B.format("print('progress 50%', end='\\r')\nprint('done')")),
-    Case("prints-nul", B.format("print('a\\x00b')")),
-    Case("prints-form-feed", B.format("print('a\\x0cb')")),
-    Case("prints-vertical-tab", B.format("print('a\\x0bb')")),
-    Case("prints-line-separator", B.format("print('a\\u2028b')")),
-    Case("prints-next-line", B.format("print('a\\x85b')")),
     Case("prints-tabs-and-spaces", B.format("print('\\ta  ')\nprint('   ')\nprint('b\\t')")),
     Case("prints-blank-lines-only", B.format("print()\nprint()")),
     Case("prints-leading-blank", B.format("print()\nprint('a')")),
-    Case("prints-unicode", B.format("print('μ−σ ½ 😀')")),  # noqa: RUF001
-    Case("prints-bom", B.format("print('\\ufeffa')")),
     # Page encodings and line endings
     Case("bom-first-fence", "\ufeff" + B.format("print(1)") + "\n```text\n2\n```\n"),
     Case("bom-then-heading", "\ufeff# T\n\n" + B.format("n = 3") + "\nIt is 4<!--= {n} -->.\n"),
