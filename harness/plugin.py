@@ -160,7 +160,7 @@ class PageWithoutCode(pytest.File):
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     """Collect a page that ties prose to code but runs no block (pytest-markdown-docs would
     collect nothing from it, and its ties would silently go unchecked)."""
-    if not parent.config.option.markdowndocs or file_path.suffix != ".md":
+    if not getattr(parent.config.option, "markdowndocs", False) or file_path.suffix != ".md":
         return None
     text = file_path.read_bytes().decode("utf8", "replace")
     if pages.TIE_OPEN not in text or pages.runs_blocks(text):
