@@ -30,7 +30,7 @@ from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import MODELS, MOE_MODELS, ModelDims, get_model
 from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
-from ffn.report import Discrepancy, discrepancies, markdown_table
+from ffn.report import Discrepancy, discrepancies
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
@@ -43,6 +43,6 @@ __all__ = [
     "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Sublayer",
     "count_attention_parameters", "count_flops", "count_moe_flops", "count_moe_parameters",
     "count_parameters", "discrepancies", "fast",
-    "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff", "markdown_table",
+    "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",
 ]

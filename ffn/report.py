@@ -1,9 +1,8 @@
-"""Compare numbers a tutorial printed with the ones `ffn` computes; lay them out as tables."""
+"""Compare numbers a tutorial printed with the ones `ffn` computes."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -53,11 +52,3 @@ def discrepancies(
     return [Discrepancy(tuple(int(i) for i in idx), float(p[tuple(idx)]), float(c[tuple(idx)]))
             for idx in np.argwhere(wrong)]  # argwhere, unlike nonzero, takes 0-d arrays
 
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A GitHub-style Markdown table; cells are written with `str()`."""
-    if any(len(r) != len(headers) for r in rows):
-        raise ValueError(f"every row needs {len(headers)} cells")
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)

@@ -21,14 +21,22 @@ PYTHON_LANGS = ("py", "python", "python3")
 # Opening and closing lines of an output region rendered as Markdown (tables, lists).
 MD_OUTPUT_OPEN = "<!-- output: markdown -->"
 MD_OUTPUT_CLOSE = "<!-- /output -->"
-# A number in prose tied to code: `0.602<!--= {gelu_0772:.3f} -->`. The shown text is the
-# run of number-like characters right before the comment; the comment is an f-string. The
-# run neither starts nor ends with `_`, so that emphasis markers may close around it:
-# `_0.602_<!--= ... -->` and `**53**<!--= ... -->` show 0.602 and 53.
-_END = r"[^\W_]|[.,+\-−%×·]"  # noqa: RUF001
-SHOWN = re.compile(rf"(?:{_END})(?:[\w.,+\-−%×·]*(?:{_END}))?")  # noqa: RUF001
-TIE = re.compile(rf"(?P<shown>{SHOWN.pattern})(?P<emphasis>[*_]{{0,3}})"
+# A number in prose tied to code: `0.602<!--= {gelu_0772:.3f} -->`. The comment is an f-string;
+# the shown text is what is right before it: a number (a digit, maybe after a sign or a point,
+# then digits, letters and .,+-−%×·, ending in a digit, a letter, % or ×: `−3`, `1,024`,  # noqa: RUF003
+# `4.7e-04`, `46.7B`, `12%`) or a word (letters and inner hyphens: `two-thirds`). Neither holds
+# `_`, so `size_512` shows 512, and `_0.602_<!--= ... -->` and `**53**<!--= ... -->` show 0.602
+# and 53 (emphasis may close around the number). One mark of punctuation may come between the
+# number (and its emphasis) and the comment: `It is 42.<!--= {n} -->` shows 42.
+_NUMBER = r"[+\-−]?\.?\d(?:(?:[^\W_]|[.,+\-−%×·])*(?:[^\W_]|[%×]))?"  # noqa: RUF001
+_WORD = r"[^\W\d_]+(?:-[^\W\d_]+)*"
+SHOWN = re.compile(rf"(?:{_NUMBER}|{_WORD})")
+TIE = re.compile(rf"(?P<shown>{SHOWN.pattern})(?P<emphasis>[*_]{{0,3}})(?P<punctuation>[.,;:]?)"
                  r"<!--=\s*(?P<expr>.*?)\s*-->")
+TIE_OPEN = "<!--="
+BOM = "\ufeff"
+# Line endings as CommonMark (and so MkDocs) reads them: a bare CR ends a line too.
+NEWLINES = re.compile(r"\r\n|\r|\n")
 # A fence's opening run (CommonMark: three or more backticks or tildes).
 _FENCE = re.compile(r"^ *(?P<fence>`{3,}|~{3,})")
 # Fence options pytest-markdown-docs or this harness act on. Anything else on a python fence is
@@ -77,7 +85,8 @@ class ContainerAwareMarkdownIt(MarkdownIt):
     """CommonMark parser that also sees fences inside admonitions and content tabs."""
 
     def parse(self, src: str, env: object = None) -> list:  # type: ignore[override]
-        return super().parse(flatten_containers(src), env)
+        # A byte-order mark hides a fence on the first line from CommonMark; MkDocs drops it.
+        return super().parse(flatten_containers(src.removeprefix(BOM)), env)
 
 
 def parser() -> MarkdownIt:
@@ -178,10 +187,22 @@ def _indent_of(line: str) -> str:
 
 
 def read(path: Path) -> tuple[list[str], str]:
-    """The page's lines (without line endings) and its line ending, "\\r\\n" or "\\n"."""
+    """The page's lines (without line endings) and its line ending, "\\r\\n", "\\r" or "\\n".
+
+    A mixed page is written back with CRLF if it has any, else with LF.
+    """
     text = path.read_bytes().decode("utf8")
-    newline = "\r\n" if "\r\n" in text else "\n"  # a mixed page is written back with CRLF
-    return text.replace("\r\n", "\n").split("\n"), newline
+    newline = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+    return NEWLINES.split(text), newline
+
+
+def runs_blocks(text: str) -> bool:
+    """Whether pytest-markdown-docs collects a python block from the page's text."""
+    for tok in parser().parse(text):
+        info = parse_superfences_block_info(tok.info) if tok.type == "fence" else []
+        if info and info[0] in PYTHON_LANGS and "notest" not in info:
+            return True
+    return False
 
 
 def _check_options(info: str, where: str) -> None:
@@ -195,7 +216,11 @@ def _check_options(info: str, where: str) -> None:
 
 
 def load(path: Path) -> Page:
-    lines, newline = read(path)
+    return parse(path, *read(path))
+
+
+def parse(path: Path, lines: list[str], newline: str = "\n") -> Page:
+    """The page whose lines are ``lines`` (read from ``path``, or to be written there)."""
     text = "\n".join(lines)
     tokens = parser().parse(text)
     blocks: list[Block] = []
@@ -210,6 +235,9 @@ def load(path: Path) -> Page:
         _check_options(tok.info, f"{display(path)}:{tok.map[0] + 1}")
         if "notest" in info:
             continue
+        if not _closed(tok, lines):  # an output added under it would become code
+            raise ValueError(f"{display(path)}:{tok.map[0] + 1}: the python fence is never "
+                             "closed: it runs to the end of the page (close it)")
         block = Block(
             start=tok.map[0] + 1,
             end=tok.map[1],
@@ -241,15 +269,48 @@ def load(path: Path) -> Page:
     for n, line in enumerate(lines):
         if n in fenced:
             continue
-        if line.count("<!--=") != len(TIE.findall(line)):
-            # e.g. `(53)<!--= ... -->`: nothing number-like right before it, so nothing checked
-            raise ValueError(f"{display(path)}:{n + 1}: a `<!--=` comment does not follow a "
-                             "number directly (write the number right before it)")
-        for m in TIE.finditer(line):
+        ties = list(TIE.finditer(line))
+        _check_ties(line, ties, f"{display(path)}:{n + 1}")
+        for m in ties:
             # A torch block owns no ties: a prose number is checked with or without torch.
             owner = [b for b in blocks if b.start <= n and not b.torch]
             (owner[-1].ties if owner else orphans).append((n, m))
     return Page(path, lines, blocks, orphans, newline)
+
+
+def _check_ties(line: str, ties: list[re.Match[str]], where: str) -> None:
+    """Raise ValueError for a `<!--=` on the line that is not a well-formed tie."""
+    starts = {m.end("punctuation") for m in ties}  # where each tie's comment opens
+    for at in (m.start() for m in re.finditer(re.escape(TIE_OPEN), line)):
+        if at in starts:
+            continue
+        if "-->" not in line[at:]:
+            raise ValueError(f"{where}: a tie comment (`{TIE_OPEN}`) must end (`-->`) on the line "
+                             "where it starts")
+        # e.g. `(53)<!--= ... -->`: nothing number-like right before it, so nothing checked
+        raise ValueError(f"{where}: a `{TIE_OPEN}` comment does not follow a number directly "
+                         "(write the number right before it)")
+    for m in ties:
+        try:
+            compile("f" + repr(m["expr"]), where, "eval")
+        except SyntaxError as exc:
+            if "-->" in line[m.end():]:
+                raise ValueError(f"{where}: a tie comment ends at its first `-->`, so its "
+                                 f"expression is cut to {m['expr']!r}: an expression cannot "
+                                 "contain `-->`") from None
+            raise ValueError(f"{where}: prose tie {m['expr']!r} is not a valid f-string: "
+                             f"{exc.msg}") from None
+
+
+def _closed(tok: object, lines: list[str]) -> bool:
+    """Whether a fence token ends with a closing fence line (not at the end of the page)."""
+    first, last = tok.map  # type: ignore[attr-defined]
+    opening = _FENCE.match(lines[first].removeprefix(BOM))
+    if opening is None:  # a fence in a block quote (`> ````): left to CommonMark
+        return True
+    fence = opening["fence"]
+    closing = rf" *{fence[0]}{{{len(fence)},}} *"
+    return last - first >= 2 and re.fullmatch(closing, lines[last - 1]) is not None
 
 
 def _output_at(tokens: list, j: int, lines: list[str], path: Path) -> Output | None:
@@ -259,13 +320,17 @@ def _output_at(tokens: list, j: int, lines: list[str], path: Path) -> Output | N
     first, last = tok.map
     if tok.type == "fence" and parse_superfences_block_info(tok.info)[:1] == ["text"]:
         fence = _FENCE.match(lines[first])["fence"]  # type: ignore[index]
-        closing = rf" *{fence[0]}{{{len(fence)},}} *"
-        closed = last - first >= 2 and re.fullmatch(closing, lines[last - 1]) is not None
+        closed = _closed(tok, lines)
         return Output("text", first, first + 1, last - 1 if closed else last, last,
                       _indent_of(lines[first]), fence, closed)
     if tok.type == "html_block" and lines[first].strip() == MD_OUTPUT_OPEN:
         for n in range(first + 1, len(lines)):
             if lines[n].strip() == MD_OUTPUT_CLOSE:
+                if not any(t.type == "html_block" and t.map and t.map[0] == n for t in tokens):
+                    raise ValueError(
+                        f"{display(path)}:{first + 1}: the Markdown output's {MD_OUTPUT_CLOSE} "
+                        f"(line {n + 1}) is swallowed by what comes before it (an unclosed "
+                        "fence or HTML comment?): the rest of the page would be misread")
                 return Output("markdown", first, first + 1, n, n + 1, _indent_of(lines[first]))
         raise ValueError(f"{display(path)}:{first + 1}: {MD_OUTPUT_OPEN} has no "
                          f"{MD_OUTPUT_CLOSE} after it")

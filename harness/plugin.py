@@ -20,7 +20,9 @@ import difflib
 import io
 import os
 import re
+import stat
 import sys
+import tempfile
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,10 @@ _NUMPY_DEFAULTS = dict(np.get_printoptions())
 
 class DocMismatch(AssertionError):
     """The page shows something other than what its code produces."""
+
+
+class HarnessError(Exception):
+    """The harness itself failed while checking a block that ran: a bug here, not in the page."""
 
 
 @dataclass
@@ -72,6 +78,10 @@ class State:
     live: dict[Path, Live] = field(default_factory=dict)
     branch: dict[Path, Live] = field(default_factory=dict)  # the last torch block's, likewise
     edits: dict[Path, list[Edit]] = field(default_factory=dict)
+    # What each block that ran printed (stripped lines) and gave its ties, by page and start
+    # line: a rewritten page is read back and must show exactly this before it is written.
+    ran: dict[Path, dict[int, tuple[list[str], list[str | Exception]]]] = field(
+        default_factory=dict)
 
     def page(self, path: Path) -> Page:
         if path not in self.pages:
@@ -120,6 +130,49 @@ def pytest_markdown_docs_markdown_it() -> MarkdownIt:
     return pages.parser()
 
 
+class TiesWithoutCode(pytest.Item):
+    """A page with prose ties and no python block to run: nothing would check its ties."""
+
+    def runtest(self) -> None:
+        try:
+            page = pages.load(self.path)
+        except ValueError as exc:
+            raise DocMismatch(str(exc)) from None
+        n, m = page.orphan_ties[0]
+        raise DocMismatch(f"{page.name}:{n + 1}: prose number {m['shown']!r} is tied to code "
+                          "but no python block comes before it (the page runs none)")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, DocMismatch):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{pages.display(self.path)}: prose ties"
+
+
+class PageWithoutCode(pytest.File):
+    def collect(self) -> list[pytest.Item]:
+        return [TiesWithoutCode.from_parent(self, name="[prose ties]")]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    """Collect a page that ties prose to code but runs no block (pytest-markdown-docs would
+    collect nothing from it, and its ties would silently go unchecked)."""
+    if not getattr(parent.config.option, "markdowndocs", False) or file_path.suffix != ".md":
+        return None
+    text = file_path.read_bytes().decode("utf8", "replace")
+    if pages.TIE_OPEN not in text or pages.runs_blocks(text):
+        return None
+    try:
+        if not pages.load(file_path).orphan_ties:  # `<!--=` only inside fences: no ties
+            return None
+    except ValueError:
+        pass  # the item reports it
+    return PageWithoutCode.from_parent(parent, path=file_path)
+
+
 def _print_options() -> dict[str, Any]:
     return dict(np.get_printoptions())
 
@@ -160,11 +213,20 @@ class CheckedRunner(DefaultRunner):
             namespace = self._enter(state, page, block, args)
             with contextlib.redirect_stdout(printed):
                 _exec(block, path, namespace)
-            state.store(block)[path] = Live(block.start, namespace, _print_options(), os.getcwd())
-            values = tie_values(block, namespace)
-            RECORDED.setdefault(path.resolve(), {})[block.start] = (printed.getvalue(), values)
-            problems = _check_output(state, page, block, printed.getvalue())
-            problems += _check_ties(state, page, block, values)
+            try:
+                state.store(block)[path] = Live(block.start, namespace, _print_options(),
+                                                os.getcwd())
+                values = tie_values(block, namespace)
+                RECORDED.setdefault(path.resolve(), {})[block.start] = (printed.getvalue(),
+                                                                         values)
+                problems = _check_output(state, page, block, printed.getvalue())
+                problems += _check_ties(state, page, block, values)
+                state.ran.setdefault(path, {})[block.start] = (_produced(printed.getvalue()),
+                                                               values)
+            except DocMismatch:
+                raise
+            except Exception as exc:  # the block ran: what failed is the harness
+                raise HarnessError(f"{page.name}:{block.start}") from exc
         finally:
             os.chdir(home)
             _reset_print_state(None)
@@ -197,6 +259,10 @@ class CheckedRunner(DefaultRunner):
     def repr_failure(self, test: FenceTestDefinition, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, DocMismatch):
             return str(excinfo.value)
+        if isinstance(excinfo.value, HarnessError):
+            cause = excinfo.value.__cause__
+            return (f"{excinfo.value}: the doc-test harness failed (a bug in harness/, not in "
+                    "the page)\n" + "".join(traceback.format_exception(cause)))
         # The deepest frame in the page names the Markdown line that raised.
         in_page = [n for f, n in traceback.walk_tb(excinfo.tb)
                    if f.f_code.co_filename == str(test.source_path)]
@@ -242,10 +308,30 @@ def _fence_for(produced: list[str], fence: str = "```") -> str:
     return fence[0] * max(len(fence), max(runs, default=0) + 1)
 
 
-def _check_output(state: State, page: Page, block: Block, printed: str) -> list[str]:
-    produced = _strip(printed.split("\n"))
+def _shown(page: Page, block: Block) -> list[str]:
+    """The output the page shows under the block (stripped lines; none: [])."""
     out = block.output
+    return [] if out is None else _strip([ln[len(out.indent):]
+                                          for ln in page.lines[out.start:out.end]])
+
+
+def _produced(printed: str) -> list[str]:
+    """What the block printed, as the lines its output should show (CRLF is a line break)."""
+    return _strip(printed.replace("\r\n", "\n").split("\n"))
+
+
+def _check_output(state: State, page: Page, block: Block, printed: str) -> list[str]:
     where = f"{page.name}:{block.start}"  # the opening fence's 1-based line
+    if "\r" in printed.replace("\r\n", "\n"):
+        return [(f"{where}: the block prints a carriage return (\\r), which a page cannot show "
+                 "(Markdown reads it as a line break): print '\\n' or the repr() of the text")]
+    produced = _produced(printed)
+    out = block.output
+    if out is not None and out.kind == "markdown" and pages.MD_OUTPUT_CLOSE in (
+            ln.strip() for ln in produced):
+        return [(f"{page.name}:{out.first + 1}: the block at line {block.start} prints "
+                 f"{pages.MD_OUTPUT_CLOSE!r}, which would end its Markdown output early (show "
+                 "this output in a ```text block instead)")]
     if out is None:
         if not produced or block.exempt:
             return []
@@ -261,7 +347,7 @@ def _check_output(state: State, page: Page, block: Block, printed: str) -> list[
                 "(add one, run with --update-docs, or write `# output not shown: <reason>`)\n"
                 + _diff([], produced)]
     raw = [ln[len(out.indent):] for ln in page.lines[out.start:out.end]]
-    shown = _strip(raw)
+    shown = _shown(page, block)
     if shown == produced:
         return []
     # Name the first line that differs, as a line of the Markdown file.
@@ -351,23 +437,76 @@ def rewrite(lines: list[str], edits: list[Edit]) -> list[str]:
     return out + lines[done:]
 
 
+def _reads_back(state: State, page: Page, lines: list[str]) -> str | None:
+    """Why the rewritten lines would not read back as what the blocks gave (None: they do)."""
+    try:
+        new = pages.parse(page.path, lines)
+    except ValueError as exc:
+        return f"it would no longer read as a page ({exc})"
+    if [(b.code, b.options) for b in new.blocks] != [(b.code, b.options) for b in page.blocks]:
+        return "its code blocks would change"
+    if len(new.orphan_ties) != len(page.orphan_ties):
+        return "its prose ties would change"
+    ran = state.ran.get(page.path, {})
+    for old, block in zip(page.blocks, new.blocks, strict=True):
+        if [m["expr"] for _, m in block.ties] != [m["expr"] for _, m in old.ties]:
+            return f"the prose ties after line {block.start} would change"
+        if old.start not in ran:  # not run (deselected, or a torch block without torch)
+            continue
+        produced, values = ran[old.start]
+        if _shown(new, block) != produced and not (old.exempt and block.output is None):
+            return f"the output of the block at line {block.start} would not read back"
+        for (_, m), value in zip(block.ties, values, strict=False):
+            if isinstance(value, str) and pages.SHOWN.fullmatch(value) and m["shown"] != value:
+                return f"the prose tie {m['expr']!r} would not read back"
+    return None
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace the file's content: a crash (or a full disk) leaves the old file or the new one."""
+    target = path.resolve()  # through a symbolic link, the page it points to
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = _states[-1]
     write = session.config.get_terminal_writer().line
     for path, edits in state.edits.items():
         page = state.pages[path]
         assert page is not None  # a malformed page records no edits
-        if pages.read(path)[0] != page.lines:  # edited while we ran: our line numbers are stale
-            write(f"{UPDATE_OPTION}: NOT rewritten: {page.name} changed while the tests ran")
+
+        def refuse(why: str, page: Page = page) -> None:
+            write(f"{UPDATE_OPTION}: NOT rewritten: {page.name}: {why}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+        if pages.read(path)[0] != page.lines:  # edited while we ran: our line numbers are stale
+            refuse("it changed while the tests ran")
             continue
         try:
             lines = rewrite(page.lines, edits)
         except ValueError as exc:  # a harness bug: leave the page as it is
-            write(f"{UPDATE_OPTION}: NOT rewritten: {page.name}:{exc}")
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            refuse(str(exc))
             continue
-        path.write_bytes(page.newline.join(lines).encode("utf8"))
+        why = _reads_back(state, page, lines)
+        if why is not None:  # a harness bug, or output that Markdown would misread
+            refuse(f"{why} (the page is left as it was)")
+            continue
+        try:
+            write_atomically(path, page.newline.join(lines).encode("utf8"))
+        except OSError as exc:
+            refuse(f"{exc} (the page is left as it was)")
+            continue
         counts: dict[str, int] = {}
         for e in edits:
             counts[e.what] = counts.get(e.what, 0) + 1

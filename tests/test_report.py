@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ffn.report import Discrepancy, discrepancies, markdown_table
+from ffn.report import Discrepancy, discrepancies
 from tests.test_errors import raises
 
 
@@ -33,14 +33,6 @@ def test_shape_mismatch_and_bad_decimals_are_named() -> None:
         discrepancies([1, 2], [1, 2, 3])
     with raises(ValueError, "decimals must be non-negative, got -1"):
         discrepancies([1], [1], decimals=-1)
-
-
-def test_markdown_table() -> None:
-    assert markdown_table(["a", "b"], [[1, 2.5], ["x", None]]) == (
-        "| a | b |\n|---|---|\n| 1 | 2.5 |\n| x | None |"
-    )
-    with pytest.raises(ValueError, match="every row needs 2 cells"):
-        markdown_table(["a", "b"], [[1]])
 
 
 def test_units_widens_the_tolerance_to_forgive_a_last_digit_one_off() -> None:

@@ -169,3 +169,155 @@ def test_printed_admonition_lines_inside_a_fence_stay_text(pytester: pytest.Pyte
         ''')
     (pytester.path / "page.md").write_text(page)
     pytester.runpytest(*ARGS).assert_outcomes(passed=2)
+
+
+# Issue 26, items 9-14: each test below failed before its fix.
+
+
+def refused(pytester: pytest.Pytester, page: str | bytes, message: str) -> None:
+    """The page fails with ``message`` both checked and updated, and the update leaves it alone."""
+    path = pytester.path / "page.md"
+    path.write_bytes(page.encode() if isinstance(page, str) else page)
+    for args in ([], ["--update-docs"]):
+        result = pytester.runpytest(*ARGS, *args)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, args
+        result.stdout.fnmatch_lines([f"*{message}*"])
+        assert path.read_bytes() == (page.encode() if isinstance(page, str) else page), args
+
+
+def test_markdown_output_printing_its_closing_comment_is_refused(
+    pytester: pytest.Pytester,
+) -> None:
+    # Item 9: each --update-docs appended another copy, and the plain check then failed.
+    page = ("```python\nprint('a')\nprint('<!-- /output -->')\n```\n\n"
+            "<!-- output: markdown -->\n\na\n\n<!-- /output -->\n")
+    refused(pytester, page, "page.md:6: the block at line 1 prints '<!-- /output -->', which "
+            "would end its Markdown output early*")
+
+
+def test_printed_carriage_return_is_refused(pytester: pytest.Pytester) -> None:
+    # Item 10: run 1 wrote a bare CR, run 2 dropped the final newline, then an IndexError.
+    refused(pytester, "```python\nprint('a\\rb')\n```\n",
+            "page.md:1: the block prints a carriage return*which a page cannot show*")
+
+
+def test_printed_crlf_is_a_line_break(pytester: pytest.Pytester) -> None:
+    page = "```python\nprint('a\\r\\nb')\n```\n"
+    assert update(pytester, page).decode() == page + '\n```text title="Output"\na\nb\n```\n'
+
+
+def test_page_with_bare_cr_line_endings_keeps_them_and_its_line_numbers(
+    pytester: pytest.Pytester,
+) -> None:
+    # Markdown (and so MkDocs) reads a bare CR as a line ending; the harness read one line.
+    page = "```python\rprint(1)\r```\r\r```text\r2\r```\r\rIt is 5<!--= {1} -->.\r"
+    path = pytester.path / "page.md"
+    path.write_bytes(page.encode())
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*page.md:6: the output block differs*"])
+    assert update(pytester, page) == page.replace("2\r", "1\r").replace("5<", "1<").encode()
+
+
+def test_harness_error_is_not_blamed_on_the_page(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import plugin
+
+    def broken(*_: object) -> list[str]:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(plugin, "_check_output", broken)
+    (pytester.path / "page.md").write_text("```python\nx = 1\n```\n")
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([("*page.md:1: the doc-test harness failed (a bug in harness/, "
+                                  "not in the page)*"), "*IndexError*"])
+    result.stdout.no_fnmatch_line("*the code block raised*")
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("size_512<!--= {n} -->", "size_768<!--= {n} -->"),  # the prefix was lost
+    ("42.<!--= {n} -->", "768.<!--= {n} -->"),  # the period was lost
+    ("1,024,<!--= {n} -->", "768,<!--= {n} -->"),
+    ("_512_.<!--= {n} -->", "_768_.<!--= {n} -->"),
+])
+def test_tie_rewrite_keeps_the_text_around_the_number(
+    pytester: pytest.Pytester, before: str, after: str
+) -> None:
+    # Item 11.
+    page = "```python\nn = 768\n```\n\nIt is {}\n"
+    assert update(pytester, page.format(before)).decode() == page.format(after)
+
+
+def test_tie_ending_in_a_period_passes_when_right(pytester: pytest.Pytester) -> None:
+    (pytester.path / "page.md").write_text("```python\nn = 42\n```\n\nIt is 42.<!--= {n} -->\n")
+    pytester.runpytest(*ARGS).assert_outcomes(passed=1)
+
+
+def test_byte_order_mark_before_the_first_fence_is_read_past(pytester: pytest.Pytester) -> None:
+    # Item 12: no block of such a page was collected, yet MkDocs renders them.
+    page = "\ufeff```python\nprint(1)\n```\n\n```text\n2\n```\n"
+    (pytester.path / "page.md").write_bytes(page.encode())
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*page.md:6: the output block differs*"])
+    assert update(pytester, page) == page.replace("2\n```\n", "1\n```\n").encode()
+
+
+@pytest.mark.parametrize(("page", "message"), [
+    ("# Ties only\n\nIt is 5<!--= {2 + 3} -->.\n",
+     "page.md:3: prose number '5' is tied to code but no python block comes before it"),
+    ("```{.python notest}\nx = 5\n```\n\nIt is 5<!--= {x} -->.\n",
+     "page.md:5: prose number '5' is tied to code but no python block comes before it"),
+    ("```text\nno python here\n```\n\nIt is (5)<!--= {x} -->.\n",
+     "page.md:5: a `<!--=` comment does not follow a number directly"),
+], ids=["no-block", "notest-only", "malformed"])
+def test_ties_on_a_page_without_python_blocks_fail(
+    pytester: pytest.Pytester, page: str, message: str
+) -> None:
+    # Item 12: nothing was collected on such a page, so its ties were never checked.
+    refused(pytester, page, message)
+    pytester.runpytest(*ARGS).assert_outcomes(failed=1)
+
+
+def test_tie_expression_containing_the_comment_end_is_named(pytester: pytest.Pytester) -> None:
+    # Item 13: reported as "SyntaxError: f-string: expecting '}'" on `{'`.
+    refused(pytester, "```python\nx = 1\n```\n\nIt is 1<!--= {'-->'} -->.\n",
+            "page.md:5: a tie comment ends at its first `-->`, so its expression is cut to "
+            "\"{'\": an expression cannot contain `-->`*")
+
+
+def test_tie_comment_split_across_lines_is_named(pytester: pytest.Pytester) -> None:
+    # Item 13: reported as "does not follow a number directly".
+    refused(pytester, "```python\nn = 768\n```\n\nIt is 768<!--= {n}\n-->.\n",
+            "page.md:5: a tie comment (`<!--=`) must end (`-->`) on the line where it starts*")
+
+
+def test_failed_write_leaves_the_page_whole(pytester: pytest.Pytester) -> None:
+    # Item 14: the page was rewritten in place; a write that fails part-way (here: the file
+    # size limit, as on a full disk) left it truncated.
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    page = "```python\nprint('x' * 100)\n" + "#\n" * 30_000 + "```\n"
+    path = pytester.path / "page.md"
+    path.write_text(page)
+    limit = path.stat().st_size + 50  # the old page fits; the page with the output does not
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # fail the write (EFBIG), not the process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root, "PYTHONDONTWRITEBYTECODE": "1"}
+    result = subprocess.run([sys.executable, "-m", "pytest", *ARGS, "--update-docs"],
+                            cwd=pytester.path, env=env, preexec_fn=small_files,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert path.read_text() == page, result.stdout[-2000:]
+    assert "NOT rewritten: page.md" in result.stdout, result.stdout[-2000:]
+    assert result.returncode == 1
+    assert sorted(p.name for p in pytester.path.iterdir()) == ["page.md"]  # no temporary left
