@@ -28,8 +28,8 @@ CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 GATED = {"accessibility": 95, "best-practices": 95, "seo": 95}  # minimum score, 0-100
 # Performance is not gated. Lighthouse's mobile score simulates a 4x slower CPU from what it
 # measures on this one; on a shared 2-core machine where other builds run, the same page of
-# the same build scored from the low 80s to 99 (README, "Lighthouse"): a gate there would fail
-# at random, not when a page gets slower. The scores and figures are printed for a reader.
+# the same build has scored from the low 80s to 99 (CONTRIBUTING, "Lighthouse"): a gate there
+# would fail at random, not when a page gets slower. The scores and figures are printed.
 PERFORMANCE_MIN: int | None = None
 SERVES = {"gzip": True, "plain": False}  # name -> served compressed
 # Figures printed under the scores: audit id -> (label, unit).

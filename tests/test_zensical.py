@@ -1,5 +1,5 @@
 """The chapters build with Zensical, Material for MkDocs' successor (Material reaches end of
-life on 2027-05-05; see README, "Zensical").
+life on 2027-05-05; see CONTRIBUTING, "Zensical").
 
 Zensical reads mkdocs.yml and runs its Markdown extensions, mkdocstrings included, but no
 MkDocs hooks or plugins such as mkdocs-jupyter and htmlproofer (it skips them silently).
