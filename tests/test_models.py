@@ -218,18 +218,19 @@ def test_grouped_query_attention_is_counted() -> None:
     assert full.attention_parameters() - m.attention_parameters() == 32 * 2 * 4096 * 3072
 
 
+RULE = r"multiple_of and ffn_dim_multiplier size a width by LLaMA's rule"
+MULTIPLIER = r"ffn_dim_multiplier must be in \(0, inf\), got"
+
+
 @pytest.mark.parametrize(
     ("changes", "exception", "message"),
     [
-        ({"ffn_dim_multiplier": 0.0}, ValueError, r"ffn_dim_multiplier must be in \(0, inf\), "
-                                                  r"got 0.0"),
-        ({"ffn_dim_multiplier": float("nan")}, ValueError, "ffn_dim_multiplier must be in "
-                                                           r"\(0, inf\), got nan"),
-        ({"ffn_dim_multiplier": "1.3"}, TypeError, "ffn_dim_multiplier must be a real number, "
-                                                   "got str '1.3'"),
+        ({"ffn_dim_multiplier": 0.0}, ValueError, f"{MULTIPLIER} 0.0"),
+        ({"ffn_dim_multiplier": float("nan")}, ValueError, f"{MULTIPLIER} nan"),
+        ({"ffn_dim_multiplier": "1.3"}, TypeError,
+         "ffn_dim_multiplier must be a real number, got str '1.3'"),
         ({"multiple_of": 0}, ValueError, "multiple_of must be positive, got 0"),
-        ({"d_ff": 14336}, ValueError, r"LLaMA-3-8B: multiple_of and ffn_dim_multiplier size a "
-                                      r"width by LLaMA's rule, but d_ff is given \(14336\)"),
+        ({"d_ff": 14336}, ValueError, f"LLaMA-3-8B: {RULE}, but d_ff is given \\(14336\\)"),
     ],
 )
 def test_bad_llama_rule_arguments_are_refused(changes: dict[str, object],
