@@ -175,31 +175,36 @@ MODELS: tuple[ModelDims, ...] = (
 _SKU = "Meta llama-models, models/sku_list.py (8c88b8c)"
 _TUNE = "PyTorch torchtune, models/llama2/_model_builders.py (bd2a0fc)"
 _GQA = 8 * 128  # n_kv_heads * head_dim, head_dim = d_model / n_heads = 128 in all of them
+
+
+def _llama(name: str, d_model: int, n_layers: int, vocab_size: int, source: str,
+           kv_dim: int | None = None, multiple_of: int = 256,
+           ffn_dim_multiplier: float | None = None) -> ModelDims:
+    """A LLaMA: SwiGLU and attention without biases, RMSNorm, an untied head, width by rule."""
+    return ModelDims(name, d_model, None, n_layers, gated=True, bias=False, source=source,
+                     vocab_size=vocab_size, tied_head=False, norm="rms", kv_dim=kv_dim,
+                     multiple_of=multiple_of, ffn_dim_multiplier=ffn_dim_multiplier)
+
+
 LLAMA_MODELS: tuple[ModelDims, ...] = (
-    ModelDims("LLaMA-2-7B", 4096, None, 32, gated=True, bias=False, vocab_size=32000,
-              tied_head=False, norm="rms",
-              source=f"{_TUNE}, llama2_7b: embed_dim 4096, num_layers 32, num_heads 32, "
-                     "num_kv_heads 32, vocab_size 32000; width by the rule, multiple_of 256"),
-    ModelDims("LLaMA-2-13B", 5120, None, 40, gated=True, bias=False, vocab_size=32000,
-              tied_head=False, norm="rms",
-              source=f"{_TUNE}, llama2_13b: embed_dim 5120, num_layers 40, num_heads 40, "
-                     "num_kv_heads 40, vocab_size 32000, intermediate_dim 13824"),
-    ModelDims("LLaMA-2-70B", 8192, None, 80, gated=True, bias=False, vocab_size=32000,
-              tied_head=False, norm="rms", kv_dim=_GQA, multiple_of=4096, ffn_dim_multiplier=1.3,
-              source=f"{_SKU}, llama2_70b: dim 8192, n_layers 80, n_heads 64, n_kv_heads 8, "
-                     "vocab_size 32000, ffn_dim_multiplier 1.3, multiple_of 4096"),
-    ModelDims("LLaMA-3-8B", 4096, None, 32, gated=True, bias=False, vocab_size=128256,
-              tied_head=False, norm="rms", kv_dim=_GQA, multiple_of=1024, ffn_dim_multiplier=1.3,
-              source=f"{_SKU}, llama3_8b: dim 4096, n_layers 32, n_heads 32, n_kv_heads 8, "
-                     "vocab_size 128256, ffn_dim_multiplier 1.3, multiple_of 1024"),
-    ModelDims("LLaMA-3-70B", 8192, None, 80, gated=True, bias=False, vocab_size=128256,
-              tied_head=False, norm="rms", kv_dim=_GQA, multiple_of=4096, ffn_dim_multiplier=1.3,
-              source=f"{_SKU}, llama3_70b: dim 8192, n_layers 80, n_heads 64, n_kv_heads 8, "
-                     "vocab_size 128256, ffn_dim_multiplier 1.3, multiple_of 4096"),
-    ModelDims("LLaMA-3.1-405B", 16384, None, 126, gated=True, bias=False, vocab_size=128256,
-              tied_head=False, norm="rms", kv_dim=_GQA, multiple_of=4096, ffn_dim_multiplier=1.2,
-              source=f"{_SKU}, llama3_1_405b: dim 16384, n_layers 126, n_heads 128, n_kv_heads "
-                     "8, vocab_size 128256, ffn_dim_multiplier 1.2, multiple_of 4096"),
+    _llama("LLaMA-2-7B", 4096, 32, 32000,
+           f"{_TUNE}, llama2_7b: embed_dim 4096, num_layers 32, num_heads 32, num_kv_heads 32, "
+           "vocab_size 32000; width by the rule, multiple_of 256"),
+    _llama("LLaMA-2-13B", 5120, 40, 32000,
+           f"{_TUNE}, llama2_13b: embed_dim 5120, num_layers 40, num_heads 40, num_kv_heads "
+           "40, vocab_size 32000, intermediate_dim 13824"),
+    _llama("LLaMA-2-70B", 8192, 80, 32000,
+           f"{_SKU}, llama2_70b: dim 8192, n_layers 80, n_heads 64, n_kv_heads 8, vocab_size "
+           "32000, ffn_dim_multiplier 1.3, multiple_of 4096", _GQA, 4096, 1.3),
+    _llama("LLaMA-3-8B", 4096, 32, 128256,
+           f"{_SKU}, llama3_8b: dim 4096, n_layers 32, n_heads 32, n_kv_heads 8, vocab_size "
+           "128256, ffn_dim_multiplier 1.3, multiple_of 1024", _GQA, 1024, 1.3),
+    _llama("LLaMA-3-70B", 8192, 80, 128256,
+           f"{_SKU}, llama3_70b: dim 8192, n_layers 80, n_heads 64, n_kv_heads 8, vocab_size "
+           "128256, ffn_dim_multiplier 1.3, multiple_of 4096", _GQA, 4096, 1.3),
+    _llama("LLaMA-3.1-405B", 16384, 126, 128256,
+           f"{_SKU}, llama3_1_405b: dim 16384, n_layers 126, n_heads 128, n_kv_heads 8, "
+           "vocab_size 128256, ffn_dim_multiplier 1.2, multiple_of 4096", _GQA, 4096, 1.2),
 )
 """LLaMA 2 and 3, the widths by their rule (``ffn_dim_multiplier``), attention grouped-query."""
 
