@@ -28,7 +28,7 @@ from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
-from ffn.models import MODELS, MOE_MODELS, ModelDims, get_model
+from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, ModelDims, get_model
 from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
 from ffn.report import Discrepancy, discrepancies
 from ffn.sublayer import PLACEMENTS, Sublayer
@@ -37,8 +37,8 @@ from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
 
 __all__ = [
-    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "MOE_MODELS", "OPTIMIZERS",
-    "PLACEMENTS",
+    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "LLAMA_MODELS", "MODELS", "MOE_MODELS",
+    "OPTIMIZERS", "PLACEMENTS",
     "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
     "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Sublayer",
     "count_attention_parameters", "count_flops", "count_moe_flops", "count_moe_parameters",

@@ -34,12 +34,26 @@ def count_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
     return 3 * forward if check.boolean(backward, "backward") else forward
 
 
-def llama_d_ff(d_model: int, multiple_of: int = 256) -> int:
-    """LLaMA's SwiGLU hidden width: ``int(2 * 4 * d_model / 3)`` rounded up to ``multiple_of``."""
+def llama_d_ff(d_model: int, multiple_of: int = 256,
+               ffn_dim_multiplier: float | None = None) -> int:
+    """LLaMA's SwiGLU hidden width, step for step as Meta's reference code (``FeedForward``).
+
+    Two thirds of ``4 * d_model``, truncated; then, for LLaMA 2 and 3, times
+    ``ffn_dim_multiplier`` and truncated again; then rounded up to a multiple of ``multiple_of``.
+    All of it is integer arithmetic except the multiplier: floating point enters only there, in
+    ``int(ffn_dim_multiplier * hidden)``, a float product truncated as Meta's code truncates it
+    (``int(0.29 * 200)`` is 57, not 58). A ValueError unless the multiplier is positive and
+    finite.
+    """
     d_model = check.positive_int(d_model, "d_model")
     multiple_of = check.positive_int(multiple_of, "multiple_of")
-    # Two thirds of 4 * d_model: three gated matrices hold what two ungated ones would.
-    hidden = int(2 * (4 * d_model) / 3)  # integer arithmetic as in Meta's reference code
+    # Two thirds of 4 * d_model: three gated matrices hold what two ungated ones would. Meta
+    # writes int(2 * (4 * d_model) / 3), a float division; floor division gives the same exactly.
+    hidden = 8 * d_model // 3
+    if ffn_dim_multiplier is not None:
+        multiplier = check.real(ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
+                                high_open=True, low_open=True)
+        hidden = int(multiplier * hidden)  # the one floating-point step, truncated like Meta's
     return multiple_of * -(-hidden // multiple_of)  # ceiling division
 
 

@@ -24,7 +24,7 @@ class ModelDims:
 
     name: str
     d_model: int  # width of the residual stream
-    d_ff: int | None  # published hidden width; None: LLaMA's rule, ffn.llama_d_ff(d_model)
+    d_ff: int | None  # published hidden width; None: LLaMA's rule, ffn.llama_d_ff (below)
     n_layers: int  # transformer layers, each with one FFN
     gated: bool  # True: a SwiGLU-style FFN with three matrices
     bias: bool  # True: the FFN and attention projections have biases
@@ -38,6 +38,8 @@ class ModelDims:
     kv_dim: int | None = None  # width of attention's K and V; None: d_model (no grouped query)
     n_experts: int | None = None  # FFN experts per layer (mixture of experts); None: one FFN
     top_k: int | None = None  # experts each token uses, with n_experts
+    multiple_of: int = 256  # with d_ff None: LLaMA's rule rounds the width up to a multiple
+    ffn_dim_multiplier: float | None = None  # with d_ff None: LLaMA 2 and 3's widening factor
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
@@ -56,11 +58,19 @@ class ModelDims:
                              f"{self.top_k}")
         if self.n_experts is not None:
             count_moe_parameters(self.d_model, 1, self.n_experts, self.top_k)  # checks them
+        if self.d_ff is None:  # the rule's arguments, checked by the rule
+            llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
+        elif self.multiple_of != 256 or self.ffn_dim_multiplier is not None:
+            raise ValueError(f"{self.name}: multiple_of and ffn_dim_multiplier size a width by "
+                             f"LLaMA's rule, but d_ff is given ({self.d_ff})")
 
     @property
     def resolved_d_ff(self) -> int:
-        """The hidden width: ``d_ff`` when published, else ``llama_d_ff(d_model)``."""
-        return self.d_ff if self.d_ff is not None else llama_d_ff(self.d_model)
+        """The hidden width: ``d_ff`` when published, else LLaMA's rule with this model's
+        ``multiple_of`` and ``ffn_dim_multiplier``."""
+        if self.d_ff is not None:
+            return self.d_ff
+        return llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
 
     @property
     def attention_sublayers(self) -> int:
@@ -157,6 +167,47 @@ MODELS: tuple[ModelDims, ...] = (
 )
 """Published transformers, in order of publication."""
 
+# Meta's architecture arguments (what each release's params.json holds) as Meta's llama-models
+# lists them in models/sku_list.py (commit 8c88b8c). Its LLaMA 2 7B and 13B entries carry
+# LLaMA 3's n_kv_heads 8 and ffn_dim_multiplier 1.3, which those models do not have (the model
+# card: no GQA; the released widths 11008 and 13824), so they come from torchtune's builders,
+# which follow the released checkpoints. Grouped-query attention: 8 key-value heads of 128.
+_SKU = "Meta llama-models, models/sku_list.py (8c88b8c)"
+_TUNE = "PyTorch torchtune, models/llama2/_model_builders.py (bd2a0fc)"
+_GQA = 8 * 128  # n_kv_heads * head_dim, head_dim = d_model / n_heads = 128 in all of them
+
+
+def _llama(name: str, d_model: int, n_layers: int, vocab_size: int, source: str,
+           kv_dim: int | None = None, multiple_of: int = 256,
+           ffn_dim_multiplier: float | None = None) -> ModelDims:
+    """A LLaMA: SwiGLU and attention without biases, RMSNorm, an untied head, width by rule."""
+    return ModelDims(name, d_model, None, n_layers, gated=True, bias=False, source=source,
+                     vocab_size=vocab_size, tied_head=False, norm="rms", kv_dim=kv_dim,
+                     multiple_of=multiple_of, ffn_dim_multiplier=ffn_dim_multiplier)
+
+
+LLAMA_MODELS: tuple[ModelDims, ...] = (
+    _llama("LLaMA-2-7B", 4096, 32, 32000,
+           f"{_TUNE}, llama2_7b: embed_dim 4096, num_layers 32, num_heads 32, num_kv_heads 32, "
+           "vocab_size 32000; width by the rule, multiple_of 256"),
+    _llama("LLaMA-2-13B", 5120, 40, 32000,
+           f"{_TUNE}, llama2_13b: embed_dim 5120, num_layers 40, num_heads 40, num_kv_heads "
+           "40, vocab_size 32000, intermediate_dim 13824"),
+    _llama("LLaMA-2-70B", 8192, 80, 32000,
+           f"{_SKU}, llama2_70b: dim 8192, n_layers 80, n_heads 64, n_kv_heads 8, vocab_size "
+           "32000, ffn_dim_multiplier 1.3, multiple_of 4096", _GQA, 4096, 1.3),
+    _llama("LLaMA-3-8B", 4096, 32, 128256,
+           f"{_SKU}, llama3_8b: dim 4096, n_layers 32, n_heads 32, n_kv_heads 8, vocab_size "
+           "128256, ffn_dim_multiplier 1.3, multiple_of 1024", _GQA, 1024, 1.3),
+    _llama("LLaMA-3-70B", 8192, 80, 128256,
+           f"{_SKU}, llama3_70b: dim 8192, n_layers 80, n_heads 64, n_kv_heads 8, vocab_size "
+           "128256, ffn_dim_multiplier 1.3, multiple_of 4096", _GQA, 4096, 1.3),
+    _llama("LLaMA-3.1-405B", 16384, 126, 128256,
+           f"{_SKU}, llama3_1_405b: dim 16384, n_layers 126, n_heads 128, n_kv_heads 8, "
+           "vocab_size 128256, ffn_dim_multiplier 1.2, multiple_of 4096", _GQA, 4096, 1.2),
+)
+"""LLaMA 2 and 3, the widths by their rule (``ffn_dim_multiplier``), attention grouped-query."""
+
 MOE_MODELS: tuple[ModelDims, ...] = (
     ModelDims("Mixtral 8x7B", 4096, 14336, 32, gated=True, bias=False, kv_dim=8 * 128,
               n_experts=8, top_k=2, vocab_size=32000, tied_head=False, norm="rms",
@@ -173,12 +224,13 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 
 
 def get_model(name: str) -> ModelDims:
-    """The entry of ``MODELS`` or ``MOE_MODELS`` called ``name`` (exact, e.g. ``"GPT-2 small"``).
+    """The entry of ``MODELS``, ``LLAMA_MODELS`` or ``MOE_MODELS`` called ``name`` (exact, e.g.
+    ``"GPT-2 small"``).
 
     A KeyError listing the valid names if there is no such model.
     """
-    for model in (*MODELS, *MOE_MODELS):
+    for model in (*MODELS, *LLAMA_MODELS, *MOE_MODELS):
         if model.name == name:
             return model
-    names = ", ".join(repr(m.name) for m in (*MODELS, *MOE_MODELS))
+    names = ", ".join(repr(m.name) for m in (*MODELS, *LLAMA_MODELS, *MOE_MODELS))
     raise KeyError(f"no model named {name!r}; valid: {names}")

@@ -84,6 +84,53 @@ def test_llama_d_ff_matches_the_published_models(d_model: int, published_d_ff: i
     assert ffn.llama_d_ff(d_model) == published_d_ff
 
 
+@pytest.mark.parametrize(
+    ("d_model", "multiple_of", "multiplier", "published_d_ff"),
+    # Inputs: Meta's architecture arguments (llama-models models/sku_list.py, commit 8c88b8c);
+    # widths: the intermediate_dim of torchtune's builders (commit bd2a0fc), which load the
+    # released checkpoints. LLaMA-2-70B, LLaMA-3-8B, LLaMA-3-70B, LLaMA-3.1-405B, and LLaMA 3.2
+    # 1B and 3B (sku_list's arch_args_1b and arch_args_3b; torchtune's llama3_2 builders).
+    [(8192, 4096, 1.3, 28672), (4096, 1024, 1.3, 14336), (8192, 4096, 1.3, 28672),
+     (16384, 4096, 1.2, 53248), (2048, 256, 1.5, 8192), (3072, 256, 1.0, 8192)],
+)
+def test_llama_d_ff_with_a_multiplier_matches_the_released_models(
+        d_model: int, multiple_of: int, multiplier: float, published_d_ff: int) -> None:
+    assert ffn.llama_d_ff(d_model, multiple_of, multiplier) == published_d_ff
+
+
+def test_llama_d_ff_follows_metas_code_step_for_step() -> None:
+    def meta(dim: int, multiple_of: int, ffn_dim_multiplier: float | None) -> int:
+        # llama/model.py, class FeedForward (meta-llama/llama and meta-llama/llama3), verbatim
+        hidden_dim = 4 * dim
+        hidden_dim = int(2 * hidden_dim / 3)
+        if ffn_dim_multiplier is not None:
+            hidden_dim = int(ffn_dim_multiplier * hidden_dim)
+        return multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+
+    for d_model in [*range(1, 3000), 2**40 + 1, 2**49 + 7]:  # floor division == float division
+        for multiple_of, multiplier in [(1, None), (256, None), (7, 1.3), (1024, 0.29), (1, 0.7)]:
+            assert ffn.llama_d_ff(d_model, multiple_of, multiplier) == meta(
+                d_model, multiple_of, multiplier), (d_model, multiple_of, multiplier)
+    # Where floating point shows: 0.29 * 200 is 57.99999999999999 in float64, so 57, not 58.
+    assert ffn.llama_d_ff(75, 1, 0.29) == 57
+    assert ffn.llama_d_ff(4096, 256, None) == ffn.llama_d_ff(4096) == 11008  # the default kept
+
+
+@pytest.mark.parametrize(
+    ("multiplier", "error", "message"),
+    [(0.0, ValueError, r"ffn_dim_multiplier must be in \(0, inf\), got 0.0"),
+     (-1.3, ValueError, r"ffn_dim_multiplier must be in \(0, inf\), got -1.3"),
+     (float("nan"), ValueError, r"ffn_dim_multiplier must be in \(0, inf\), got nan"),
+     (float("inf"), ValueError, r"ffn_dim_multiplier must be in \(0, inf\), got inf"),
+     ("1.3", TypeError, "ffn_dim_multiplier must be a real number, got str '1.3'"),
+     (True, TypeError, "ffn_dim_multiplier must be a real number, got bool True")],
+)
+def test_llama_d_ff_rejects_a_bad_multiplier(multiplier: object, error: type[Exception],
+                                            message: str) -> None:
+    with pytest.raises(error, match=f"^{message}$"):
+        ffn.llama_d_ff(4096, 1024, multiplier)  # type: ignore[arg-type]
+
+
 def test_counting_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError, match="n_tokens must be positive, got 0"):
         ffn.count_flops(4, 8, 0)

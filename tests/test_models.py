@@ -177,3 +177,63 @@ def test_numpy_ints_are_kept_as_python_ints() -> None:
     d, f = 2**40, 32
     per_layer = 2 * d * f + f + d + 4 * d * d + 4 * d
     assert m.total_parameters() == 2 * per_layer + 2**40 * d + 5 * 2 * d + 5
+
+
+# LLaMA 2 and 3: widths by the rule with ffn_dim_multiplier, grouped-query attention. Widths
+# published as torchtune's intermediate_dim (commit bd2a0fc); whole-model totals as
+# transformers' LlamaForCausalLM counts them (tests/test_transformers_reference.py builds it).
+LLAMA = {"LLaMA-2-7B": (11008, 6_738_415_616), "LLaMA-2-13B": (13824, 13_015_864_320),
+         "LLaMA-2-70B": (28672, 68_976_648_192), "LLaMA-3-8B": (14336, 8_030_261_248),
+         "LLaMA-3-70B": (28672, 70_553_706_496), "LLaMA-3.1-405B": (53248, 405_853_388_800)}
+
+
+def test_llama_models_are_found_by_name_and_listed_once() -> None:
+    assert [m.name for m in ffn.LLAMA_MODELS] == list(LLAMA)
+    everything = [m.name for m in (*ffn.MODELS, *ffn.LLAMA_MODELS, *ffn.MOE_MODELS)]
+    assert len(set(everything)) == len(everything)
+    for model in ffn.LLAMA_MODELS:
+        assert ffn.get_model(model.name) is model
+    assert ffn.MODELS[-1].name == "LLaMA-7B"  # MODELS, and the pages that list it, unchanged
+
+
+@pytest.mark.parametrize("model", ffn.LLAMA_MODELS, ids=lambda m: m.name)
+def test_llama_widths_and_totals(model: ffn.ModelDims) -> None:
+    d_ff, total = LLAMA[model.name]
+    assert model.d_ff is None and model.resolved_d_ff == d_ff
+    assert model.resolved_d_ff == ffn.llama_d_ff(model.d_model, model.multiple_of,
+                                                 model.ffn_dim_multiplier)
+    # Counted by hand: Q and O (d, d), K and V (d, kv); three FFN matrices; embeddings and an
+    # untied head; RMSNorm scales, two per layer and a final one.
+    d, kv = model.d_model, model.kv_dim or model.d_model
+    layer = 2 * d * d + 2 * d * kv + 3 * d * d_ff + 2 * d
+    assert model.total_parameters() == model.n_layers * layer + 2 * model.vocab_size * d + d \
+        == total
+
+
+def test_grouped_query_attention_is_counted() -> None:
+    m = ffn.get_model("LLaMA-3-8B")
+    assert m.kv_dim == 8 * 128  # 8 key-value heads of 4096 / 32 = 128
+    assert m.attention_parameters() == 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024)
+    full = dataclasses.replace(m, kv_dim=None)  # as if every head had its own K and V
+    assert full.attention_parameters() - m.attention_parameters() == 32 * 2 * 4096 * 3072
+
+
+RULE = r"multiple_of and ffn_dim_multiplier size a width by LLaMA's rule"
+MULTIPLIER = r"ffn_dim_multiplier must be in \(0, inf\), got"
+
+
+@pytest.mark.parametrize(
+    ("changes", "exception", "message"),
+    [
+        ({"ffn_dim_multiplier": 0.0}, ValueError, f"{MULTIPLIER} 0.0"),
+        ({"ffn_dim_multiplier": float("nan")}, ValueError, f"{MULTIPLIER} nan"),
+        ({"ffn_dim_multiplier": "1.3"}, TypeError,
+         "ffn_dim_multiplier must be a real number, got str '1.3'"),
+        ({"multiple_of": 0}, ValueError, "multiple_of must be positive, got 0"),
+        ({"d_ff": 14336}, ValueError, f"LLaMA-3-8B: {RULE}, but d_ff is given \\(14336\\)"),
+    ],
+)
+def test_bad_llama_rule_arguments_are_refused(changes: dict[str, object],
+                                              exception: type[Exception], message: str) -> None:
+    with pytest.raises(exception, match=f"^{message}$"):
+        dataclasses.replace(ffn.get_model("LLaMA-3-8B"), **changes)

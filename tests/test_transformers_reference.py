@@ -161,3 +161,36 @@ def test_llama_mlp_is_a_swiglu_block() -> None:
     assert mlp.gate_proj.bias is None  # mlp_bias=False by default, like ffn's bias-free block
     x, xt = inputs()
     np.testing.assert_allclose(block.forward(x), numpy(mlp(xt)), rtol=RTOL, atol=ATOL)
+
+
+# LLaMA 2 and 3 as transformers builds them from their published configurations: the fields
+# that set a shape, as torchtune's builders (commit bd2a0fc) give them for the released
+# checkpoints (embed_dim, intermediate_dim, num_layers, num_heads, num_kv_heads, vocab_size; its
+# llama2_7b leaves intermediate_dim to the rule, 11008), in transformers' names.
+LLAMA_CONFIGS = {  # hidden, intermediate, layers, heads, key-value heads, vocabulary
+    "LLaMA-2-7B": (4096, 11008, 32, 32, 32, 32000),
+    "LLaMA-2-13B": (5120, 13824, 40, 40, 40, 32000),
+    "LLaMA-2-70B": (8192, 28672, 80, 64, 8, 32000),
+    "LLaMA-3-8B": (4096, 14336, 32, 32, 8, 128256),
+    "LLaMA-3-70B": (8192, 28672, 80, 64, 8, 128256),
+    "LLaMA-3.1-405B": (16384, 53248, 126, 128, 8, 128256),
+}
+
+
+@pytest.mark.parametrize("name", list(LLAMA_CONFIGS))
+def test_llama_2_and_3_totals_equal_llama_for_causal_lm(name: str) -> None:
+    hidden, intermediate, layers, heads, kv_heads, vocab = LLAMA_CONFIGS[name]
+    config = transformers.LlamaConfig(
+        hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
+        num_attention_heads=heads, num_key_value_heads=kv_heads, vocab_size=vocab,
+        tie_word_embeddings=False)
+    with torch.device("meta"):  # shapes only: nothing allocated, nothing downloaded
+        model = transformers.LlamaForCausalLM(config)
+    ours = ffn.get_model(name)
+    assert ours.resolved_d_ff == intermediate  # LLaMA's rule gives the published width
+    assert (ours.kv_dim or ours.d_model) == kv_heads * hidden // heads  # None: no GQA
+    assert sum(p.numel() for p in model.parameters()) == ours.total_parameters()
+    parts = dict.fromkeys(["FFN", "attention", "embeddings", "norms", "head", "other"], 0)
+    for pname, p in model.named_parameters():
+        parts[next(part for key, part in LLAMA_RULES if key in pname)] += p.numel()
+    assert parts == ours.parameter_parts()
