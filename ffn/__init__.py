@@ -35,6 +35,7 @@ from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
+from ffn.activations import relu2, relu2_grad  # isort: skip
 
 __all__ = [
     "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "MOE_MODELS", "OPTIMIZERS",
@@ -44,5 +45,5 @@ __all__ = [
     "count_attention_parameters", "count_flops", "count_moe_flops", "count_moe_parameters",
     "count_parameters", "discrepancies", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff", "markdown_table",
-    "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",
+    "mean_squared_error", "relu", "relu2", "relu2_grad", "relu_grad", "silu", "silu_grad",
 ]
