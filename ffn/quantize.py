@@ -25,7 +25,9 @@ QUANT_GRANULARITIES: tuple[str, ...] = ("tensor", "column", "row")
 """Valid ``per`` values: one scale for the matrix, one per column, or one per row."""
 
 INT8_MAX = 127  # symmetric: -128 is never used, as in absmax quantization
-E4M3_MAX = 448.0  # S.1111.110 = 1.75 * 2**8; S.1111.111 is NaN, and there is no infinity
+
+E4M3_MAX = 448.0
+"""E4M3's largest value, S.1111.110 = 1.75 * 2**8 (S.1111.111 is NaN; there is no infinity)."""
 
 
 def _e4m3_magnitudes() -> FloatArray:
