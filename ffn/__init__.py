@@ -35,14 +35,25 @@ from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
+from ffn.activations import relu2, relu2_grad  # isort: skip
+from ffn.quantize import (  # isort: skip
+    E4M3_MAX,
+    QUANT_FORMATS,
+    QUANT_GRANULARITIES,
+    Quantized,
+    quantize_absmax,
+    round_to_e4m3,
+)
 
 __all__ = [
-    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "LLAMA_MODELS", "MODELS", "MOE_MODELS",
-    "OPTIMIZERS", "PLACEMENTS",
+    "ACTIVATIONS", "APPROXIMATIONS", "E4M3_MAX", "GATED_VARIANTS", "LLAMA_MODELS", "MODELS",
+    "MOE_MODELS", "OPTIMIZERS", "PLACEMENTS", "QUANT_FORMATS", "QUANT_GRANULARITIES",
     "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
-    "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Sublayer",
+    "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Quantized",
+    "Sublayer",
     "count_attention_parameters", "count_flops", "count_moe_flops", "count_moe_parameters",
     "count_parameters", "discrepancies", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
-    "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",
+    "mean_squared_error", "quantize_absmax", "relu", "relu2", "relu2_grad", "relu_grad",
+    "round_to_e4m3", "silu", "silu_grad",
 ]

@@ -18,7 +18,7 @@ from ffn import _validate as check
 from ffn._layer import quiet
 from ffn._validate import FloatArray
 
-ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu")
+ACTIVATIONS: tuple[str, ...] = ("relu", "gelu", "gelu_tanh", "silu", "relu2")
 """Valid ``activation`` names for ``ffn.FeedForward``."""
 
 APPROXIMATIONS: tuple[str, ...] = ("none", "tanh")
@@ -110,6 +110,19 @@ def silu_grad(x: FloatArray) -> FloatArray:
     return s * (1.0 + x * (1.0 - s))
 
 
+@_elementwise
+def relu2(x: FloatArray) -> FloatArray:
+    """Squared ReLU (Primer): ``max(x, 0)**2``; as ReLU, exactly 0 for every ``x <= 0``."""
+    r = np.maximum(x, 0.0)
+    return r * r  # beyond about 1.3e154 (float32: 1.8e19) the square is inf, silently
+
+
+@_elementwise
+def relu2_grad(x: FloatArray) -> FloatArray:
+    """Squared ReLU's derivative: ``2 * max(x, 0)``, continuous (0 at the kink, no choice)."""
+    return 2.0 * np.maximum(x, 0.0)
+
+
 def gelu(x: object, approximate: str = "none") -> FloatArray:
     """GELU: ``x * Phi(x)``; ``approximate="tanh"`` is GPT-2's and BERT's approximation.
 
@@ -133,4 +146,5 @@ FUNCTIONS: dict[str, tuple[Callable[[object], FloatArray], Callable[[object], Fl
     "gelu": (_gelu_exact, _gelu_exact_grad),
     "gelu_tanh": (_gelu_tanh, _gelu_tanh_grad),
     "silu": (silu, silu_grad),
+    "relu2": (relu2, relu2_grad),
 }

@@ -38,7 +38,7 @@ class FeedForward(Layer):
         W2: second weight matrix ``(d_ff, d_model)``.
         b2: second bias ``(d_model,)``, or None.
         activation: one of ``ffn.ACTIVATIONS``: ``"relu"``, ``"gelu"`` (exact),
-            ``"gelu_tanh"``, ``"silu"``.
+            ``"gelu_tanh"``, ``"silu"``, ``"relu2"`` (squared ReLU).
 
     Raises:
         TypeError: for weights that are not real numbers, or of two dtypes.

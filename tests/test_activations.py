@@ -26,6 +26,10 @@ def ref_relu(x: float) -> float:
     return x if x > 0 else 0.0
 
 
+def ref_relu2(x: float) -> float:
+    return x * x if x > 0 else 0.0
+
+
 def ref_gelu_erf(x: float) -> float:
     """The textbook exact GELU, 0.5 x (1 + erf(x / sqrt 2))."""
     return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
@@ -64,6 +68,7 @@ def cases_of(impl: ModuleType) -> Cases:
             ref_gelu_tanh,
         ),
         "silu": (impl.silu, impl.silu_grad, ref_silu),
+        "relu2": (impl.relu2, impl.relu2_grad, ref_relu2),
     }
 
 
@@ -93,6 +98,7 @@ TOL = {
     "gelu": {"rtol": 2e-15, "atol": 0.0},
     "gelu_tanh": {"rtol": 2e-15, "atol": 2e-15},
     "silu": {"rtol": 1e-15, "atol": 0.0},
+    "relu2": {"rtol": 1e-15, "atol": 0.0},
 }
 
 
@@ -107,7 +113,7 @@ def central_difference(
 
 
 def test_activations_tuple_lists_every_block_activation() -> None:
-    assert ffn.ACTIVATIONS == ("relu", "gelu", "gelu_tanh", "silu")
+    assert ffn.ACTIVATIONS == ("relu", "gelu", "gelu_tanh", "silu", "relu2")
 
 
 # ---------------------------------------------------------------- values
@@ -158,7 +164,7 @@ def test_gelu_default_is_exact(impl: ModuleType) -> None:
     )
 
 
-@pytest.mark.parametrize("name", ["relu", "silu"])
+@pytest.mark.parametrize("name", ["relu", "silu", "relu2"])
 def test_relu_and_silu_match_math(name: str, cases: Cases) -> None:
     f, _, ref = cases[name]
     x = np.linspace(-50.0, 50.0, 2001)
@@ -171,6 +177,8 @@ def test_known_values(impl: ModuleType) -> None:
     assert impl.gelu(np.array([0.0]))[0] == 0.0
     assert impl.gelu(np.array([1.0]))[0] == pytest.approx(0.8413447460685429, rel=1e-15)
     assert impl.silu(np.array([0.0]))[0] == 0.0
+    assert impl.relu2(np.array([-2.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 9.0]
+    assert impl.relu2_grad(np.array([-2.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 6.0]
     assert impl.silu(np.array([1.0]))[0] == pytest.approx(
         1 / (1 + math.exp(-1)), rel=1e-15
     )
@@ -183,11 +191,24 @@ def test_known_values(impl: ModuleType) -> None:
 def test_derivative_matches_central_differences(name: str, cases: Cases) -> None:
     _, grad, ref = cases[name]
     x = np.linspace(-6.0, 6.0, 481)
-    if name == "relu":
-        x = x[np.abs(x) > 1e-3]  # away from the kink
+    if name in ("relu", "relu2"):
+        x = x[np.abs(x) > 1e-3]  # away from the kink (relu2's derivative is continuous there,
+        # but a central difference straddling 0 sees the one-sided x**2 and is off by h / 2)
     np.testing.assert_allclose(
         grad(x), central_difference(ref, x), rtol=1e-7, atol=1e-9
     )
+
+
+def test_relu2_is_relu_squared_and_zero_where_relu_is(impl: ModuleType) -> None:
+    # Squared ReLU has ReLU's zeros exactly (the same share of zeros in h), +0.0 included.
+    x = np.random.default_rng(2).normal(scale=3.0, size=10_001)
+    np.testing.assert_array_equal(impl.relu2(x), impl.relu(x) ** 2)
+    np.testing.assert_array_equal(impl.relu2(x) == 0, impl.relu(x) == 0)
+    np.testing.assert_array_equal(impl.relu2_grad(x), 2 * impl.relu(x))
+    for dtype in (np.float32, np.float64):
+        zeros = np.array([0.0, -0.0, -1.0], dtype=dtype)
+        assert not np.signbit(impl.relu2(zeros)).any()
+        assert not np.signbit(impl.relu2_grad(zeros)).any()
 
 
 def test_relu_grad_is_zero_at_the_kink(impl: ModuleType) -> None:
@@ -284,6 +305,7 @@ def test_large_arrays_spanning_many_blocks(name: str, cases: Cases) -> None:
         * x
         * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
         "silu": x * scipy.special.expit(x),
+        "relu2": np.where(x > 0, x, 0.0) ** 2,
     }[name]
     np.testing.assert_allclose(cases[name][0](x), expected, rtol=1e-13, atol=1e-15)
 
@@ -325,13 +347,14 @@ def test_nan_propagates_silently(name: str, use_grad: bool, cases: Cases) -> Non
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_infinities_give_the_limits_silently(name: str, dtype: type, cases: Cases) -> None:
-    # Every function is 0 at -inf and inf at +inf; every derivative 0 and 1.
+    # Every function is 0 at -inf and inf at +inf; every derivative 0 and 1, but squared
+    # ReLU's, 2 max(x, 0), which goes to inf.
     f, grad, _ = cases[name]
     x = np.array([-np.inf, np.inf], dtype=dtype)
     with warnings.catch_warnings(), np.errstate(all="raise", under="ignore"):
         warnings.simplefilter("error")
         assert f(x).tolist() == [0.0, np.inf]
-        assert grad(x).tolist() == [0.0, 1.0]
+        assert grad(x).tolist() == [0.0, np.inf if name == "relu2" else 1.0]
 
 
 EXTREMES = [-1e4, -1e3, -100.0, -40.0, -20.0, -10.0, 10.0, 20.0, 40.0, 100.0, 1e3, 1e4]

@@ -326,17 +326,17 @@ def test_feedforward_rejects_bad_weights(
         (
             "gleu",
             ValueError,
-            "unknown activation 'gleu'; valid: 'relu', 'gelu', 'gelu_tanh', 'silu'",
+            "unknown activation 'gleu'; valid: 'relu', 'gelu', 'gelu_tanh', 'silu', 'relu2'",
         ),
         (
             "GELU",
             ValueError,
-            "unknown activation 'GELU'; valid: 'relu', 'gelu', 'gelu_tanh', 'silu'",
+            "unknown activation 'GELU'; valid: 'relu', 'gelu', 'gelu_tanh', 'silu', 'relu2'",
         ),
         (
             "swiglu",
             ValueError,
-            "unknown activation 'swiglu'; valid: 'relu', 'gelu', 'gelu_tanh', 'silu'",
+            "unknown activation 'swiglu'; valid: 'relu', 'gelu', 'gelu_tanh', 'silu', 'relu2'",
         ),
         (None, TypeError, "activation must be a str, got NoneType None"),
         (np.tanh, TypeError, "activation must be a str, got ufunc <ufunc 'tanh'>"),
@@ -594,7 +594,7 @@ X_LAST = "x has last dimension {} but d_model is 3 (x.shape={})"
 NOT_NUMERIC = "x must be a real numeric array, got dtype {}"
 TOO_LARGE = "x holds an integer too large for a float (float64 reaches about 1.8e308)"
 SCALAR_X = "x must have at least 1 dimension (..., d_model), got a scalar (shape ())"
-ACTIVATION = "unknown activation {!r}; valid: 'relu', 'gelu', 'gelu_tanh', 'silu'"
+ACTIVATION = "unknown activation {!r}; valid: 'relu', 'gelu', 'gelu_tanh', 'silu', 'relu2'"
 NO_FORWARD = "backward() called before a forward pass: call block(x) first"
 W = {"W1": np.ones((3, 4)), "b1": np.zeros(4), "W2": np.ones((4, 3)), "b2": np.zeros(3)}
 INF = float("inf")

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import ffn
 import ffn.fast.kernels
 
-SAME_OPERATIONS = ("relu", "silu")
+SAME_OPERATIONS = ("relu", "silu", "relu2")
 TOL = {np.dtype(np.float64): 1e-14, np.dtype(np.float32): 2e-6}
 
 
@@ -88,7 +88,7 @@ def test_many_blocks_of_rows_and_db1() -> None:
 
 
 @pytest.mark.parametrize("name", ["relu", "relu_grad", "gelu", "gelu_grad", "silu",
-                                  "silu_grad"])
+                                  "silu_grad", "relu2", "relu2_grad"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fast_activations_give_the_reference_results(name: str, dtype: type) -> None:
     x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, -0.0, np.inf, -np.inf]]).astype(dtype)

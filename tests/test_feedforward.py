@@ -12,13 +12,14 @@ import pytest
 import scipy.special
 
 import ffn
-from tests.test_activations import ref_gelu_erfc, ref_gelu_tanh, ref_relu, ref_silu
+from tests.test_activations import ref_gelu_erfc, ref_gelu_tanh, ref_relu, ref_relu2, ref_silu
 
 REFERENCES: dict[str, Callable[[float], float]] = {
     "relu": ref_relu,
     "gelu": ref_gelu_erfc,
     "gelu_tanh": ref_gelu_tanh,
     "silu": ref_silu,
+    "relu2": ref_relu2,
 }
 D_MODEL, D_FF = 3, 5
 
@@ -154,6 +155,7 @@ def test_forward_spanning_many_blocks(activation: str, Block: type[ffn.FeedForwa
         * h_pre
         * (1 + np.tanh(np.sqrt(2 / np.pi) * (h_pre + 0.044715 * h_pre**3))),
         "silu": h_pre * scipy.special.expit(h_pre),
+        "relu2": np.maximum(h_pre, 0.0) ** 2,
     }[activation]
     expected = h @ W2 + b2
     y = Block(W1, b1, W2, b2, activation=activation)(x)

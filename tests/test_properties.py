@@ -107,9 +107,14 @@ def rounding_bound(block: ffn.FeedForward, x: np.ndarray) -> np.ndarray:
     b2 = 0.0 if block.b2 is None else np.abs(block.b2.astype(np.float64))
     h_pre_abs = absx @ W1 + b1  # bounds |h_pre| and the size of its terms
     err_h_pre = (block.d_model + 1) * eps * h_pre_abs
-    # |act(t)| <= |t| for all four activations; the activation adds ~16 ulp.
-    err_h = MAX_SLOPE[block.activation] * err_h_pre + 16 * eps * h_pre_abs
-    return 2 * ((block.d_ff + 1) * eps * (h_pre_abs @ W2 + b2) + err_h @ W2)
+    # |act(t)| <= |t| for relu, gelu, gelu_tanh and silu, their slope at most MAX_SLOPE;
+    # squared ReLU has |act(t)| <= t**2 and slope 2|t|. The activation adds ~16 ulp.
+    if block.activation == "relu2":
+        h_abs, slope = h_pre_abs**2, 2 * h_pre_abs
+    else:
+        h_abs, slope = h_pre_abs, MAX_SLOPE[block.activation]
+    err_h = slope * err_h_pre + 16 * eps * h_abs
+    return 2 * ((block.d_ff + 1) * eps * (h_abs @ W2 + b2) + err_h @ W2)
 
 
 # ---------------------------------------------------------------- position-wise

@@ -99,6 +99,7 @@ ACTIVATIONS: dict[str, tuple[Callable[..., object], Callable[..., np.ndarray],
         lambda x: ffn.gelu_grad(x, approximate="tanh"),
     ),
     "silu": (F.silu, ffn.silu, ffn.silu_grad),
+    "relu2": (lambda t: torch.square(F.relu(t)), ffn.relu2, ffn.relu2_grad),
 }
 TORCH_ACT = {name: fns[0] for name, fns in ACTIVATIONS.items()}
 

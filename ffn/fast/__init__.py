@@ -9,6 +9,16 @@ times both.
 from __future__ import annotations
 
 from ffn.fast.feedforward import FeedForward
-from ffn.fast.kernels import gelu, gelu_grad, relu, relu_grad, silu, silu_grad
+from ffn.fast.kernels import (
+    gelu,
+    gelu_grad,
+    relu,
+    relu2,
+    relu2_grad,
+    relu_grad,
+    silu,
+    silu_grad,
+)
 
-__all__ = ["FeedForward", "gelu", "gelu_grad", "relu", "relu_grad", "silu", "silu_grad"]
+__all__ = ["FeedForward", "gelu", "gelu_grad", "relu", "relu2", "relu2_grad", "relu_grad", "silu",
+           "silu_grad"]

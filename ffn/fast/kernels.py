@@ -33,6 +33,8 @@ __all__ = [
     "gelu",
     "gelu_grad",
     "relu",
+    "relu2",
+    "relu2_grad",
     "relu_grad",
     "silu",
     "silu_grad",
@@ -379,6 +381,16 @@ def _gelu_tanh_grad(x: FloatArray, out: FloatArray) -> None:
     out += t
 
 
+def _relu2(x: FloatArray, out: FloatArray) -> None:
+    _relu(x, out)
+    np.multiply(out, out, out=out)  # max(x, 0)**2, as the reference squares it
+
+
+def _relu2_grad(x: FloatArray, out: FloatArray) -> None:
+    _relu(x, out)
+    out *= 2.0  # 2 max(x, 0); +0.0 stays +0.0
+
+
 def _silu(x: FloatArray, out: FloatArray) -> None:
     # x sigmoid(x), sigmoid computed stably by scipy for any x. x is clipped
     # below at -800, where sigmoid is already exactly 0: -inf gives 0, not nan.
@@ -417,6 +429,7 @@ _REGISTRY: dict[str, Activation] = {
     "gelu": Activation("gelu", _gelu, _gelu_grad),
     "gelu_tanh": Activation("gelu_tanh", _gelu_tanh, _gelu_tanh_grad),
     "silu": Activation("silu", _silu, _silu_grad),
+    "relu2": Activation("relu2", _relu2, _relu2_grad),
 }
 
 
@@ -454,6 +467,16 @@ def relu(x: object) -> FloatArray:
 def relu_grad(x: object) -> FloatArray:
     """``ffn.relu_grad``, blocked and threaded."""
     return _elementwise(_relu_grad, x)
+
+
+def relu2(x: object) -> FloatArray:
+    """``ffn.relu2``, blocked and threaded."""
+    return _elementwise(_relu2, x)
+
+
+def relu2_grad(x: object) -> FloatArray:
+    """``ffn.relu2_grad``, blocked and threaded."""
+    return _elementwise(_relu2_grad, x)
 
 
 def gelu(x: object, approximate: str = "none") -> FloatArray:

@@ -1,0 +1,128 @@
+"""Weights in 8 bits, simulated: int8 absmax and FP8 E4M3, one scale per tensor, column or row.
+
+A matrix ``w (rows, cols)`` becomes one byte a number (``codes``) and float32 scales:
+``w ~ value(codes) * scale``, with ``scale = max|w| / 127`` (int8) or ``max|w| / 448`` (E4M3),
+the maximum taken over the whole tensor, each column, or each row. For ``W1 (d_model, d_ff)``
+a column is an output channel (one hidden unit); for activations ``X (n, d_model)`` a row is a
+token. The arithmetic is numpy's float64: only the rounding is 8-bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ffn import _validate as check
+from ffn._validate import FloatArray
+
+QUANT_FORMATS: tuple[str, ...] = ("int8", "e4m3")
+"""Valid ``format`` values: symmetric int8 in [-127, 127], or FP8 E4M3 (E4M3FN)."""
+
+QUANT_GRANULARITIES: tuple[str, ...] = ("tensor", "column", "row")
+"""Valid ``per`` values: one scale for the matrix, one per column, or one per row."""
+
+INT8_MAX = 127  # symmetric: -128 is never used, as in absmax quantization
+
+E4M3_MAX = 448.0
+"""E4M3's largest value, S.1111.110 = 1.75 * 2**8 (S.1111.111 is NaN; there is no infinity)."""
+
+
+def _e4m3_magnitudes() -> FloatArray:
+    """The 127 non-negative finite E4M3 values, indexed by their bit pattern 0x00 ... 0x7E."""
+    code = np.arange(127)  # (127,): 4 exponent bits, 3 mantissa bits, sign bit 0
+    exponent, mantissa = code >> 3, code & 7
+    subnormal = mantissa * 2.0**-9  # exponent field 0: m/8 * 2**(1 - bias), bias 7
+    normal = (1.0 + mantissa / 8.0) * 2.0 ** (exponent - 7)
+    return np.where(exponent == 0, subnormal, normal)
+
+
+E4M3_MAGNITUDES: FloatArray = _e4m3_magnitudes()
+"""The non-negative E4M3 values in increasing order: entry ``i`` has bit pattern ``i``."""
+E4M3_MAGNITUDES.flags.writeable = False
+
+
+def _e4m3_codes(x: FloatArray) -> NDArray[np.uint8]:
+    """Bit patterns of ``x`` rounded to nearest E4M3, ties to even; saturating at 448."""
+    a = np.abs(x.astype(np.float64))
+    grid = E4M3_MAGNITUDES
+    i = np.clip(np.searchsorted(grid, a), 1, grid.size - 1)  # grid[i-1] < a <= grid[i]
+    midpoint = (grid[i - 1] + grid[i]) / 2  # exact in float64, as are the comparisons
+    up = (a > midpoint) | ((a == midpoint) & (i % 2 == 0))  # a tie goes to the even code
+    code = np.where(up, i, i - 1)
+    code = np.where(a >= E4M3_MAX, grid.size - 1, code)  # beyond 448 (inf too): 448
+    code = code | (np.signbit(x).astype(np.int64) << 7)
+    return np.where(np.isnan(x), 0x7F, code).astype(np.uint8)
+
+
+def e4m3_value(codes: object) -> FloatArray:
+    """The float64 value of each E4M3 bit pattern (a uint8 array); 0x7F and 0xFF are NaN."""
+    array = np.asarray(codes)
+    if array.dtype != np.uint8:
+        raise TypeError(f"codes must be a uint8 array of E4M3 bit patterns, got dtype "
+                        f"{array.dtype}")
+    table = np.concatenate([E4M3_MAGNITUDES, [np.nan], -E4M3_MAGNITUDES, [np.nan]])  # (256,)
+    values: FloatArray = table[array]
+    return values
+
+
+def round_to_e4m3(x: object) -> FloatArray:
+    """``x`` rounded to the nearest FP8 E4M3 value, ties to even.
+
+    Finite values beyond +-448 and +-inf saturate to +-448 (E4M3 has no infinity); NaN stays
+    NaN and -0.0 stays -0.0. Same shape and float dtype as ``x`` (every E4M3 value is exact in
+    float32).
+    """
+    array = check.float_array(x, "x")
+    return e4m3_value(_e4m3_codes(array)).astype(array.dtype)
+
+
+@dataclass(frozen=True)
+class Quantized:
+    """A matrix in 8 bits: one byte a number and the float32 scales that map them back."""
+
+    format: str  # "int8": codes are integers in [-127, 127]; "e4m3": E4M3 bit patterns
+    codes: NDArray[Any]  # (rows, cols), int8 or uint8: one byte each
+    scale: NDArray[np.float32]  # (1, 1), (1, cols) per column or (rows, 1) per row
+
+    def dequantize(self) -> FloatArray:
+        """``value(codes) * scale``, in float64: ``(rows, cols)``."""
+        values = self.codes.astype(np.float64) if self.format == "int8" else \
+            e4m3_value(self.codes)
+        return values * self.scale.astype(np.float64)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes to store it: one a code, four a scale."""
+        return int(self.codes.nbytes + self.scale.nbytes)
+
+
+def quantize_absmax(w: object, format: str = "int8", per: str = "tensor") -> Quantized:
+    """``w (rows, cols)`` in 8 bits with absmax scaling: its largest magnitude maps to the
+    format's largest value (127 or 448).
+
+    ``per``: ``"tensor"``, ``"column"`` (an output channel of a weight matrix) or ``"row"``
+    (a token of activations). int8 rounds half to even (``np.rint``) and clips to [-127, 127];
+    E4M3 rounds to nearest, ties to even, saturating at 448. A part that is all zeros gets
+    scale 1 (its codes are 0). The scales are stored in float32 and used as stored.
+    """
+    check.choice(format, "format", QUANT_FORMATS)
+    check.choice(per, "per", QUANT_GRANULARITIES)
+    array = check.float_array(w, "w").astype(np.float64)
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(f"w must be a non-empty 2-D matrix (rows, cols), got shape "
+                         f"{array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("w holds NaN or inf: absmax scaling needs finite values")
+    axis = {"tensor": None, "column": 0, "row": 1}[per]
+    amax = np.max(np.abs(array), axis=axis, keepdims=True)  # (1, 1), (1, cols) or (rows, 1)
+    largest = INT8_MAX if format == "int8" else E4M3_MAX
+    scale = np.where(amax > 0, amax / largest, 1.0).astype(np.float32)
+    scaled = array / scale.astype(np.float64)  # (rows, cols), |scaled| <= largest (+ rounding)
+    if format == "int8":
+        codes: NDArray[Any] = np.clip(np.rint(scaled), -INT8_MAX, INT8_MAX).astype(np.int8)
+    else:
+        codes = _e4m3_codes(scaled)
+    return Quantized(format, codes, scale)
