@@ -26,6 +26,16 @@ from ffn.counting import (
 )
 from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
+from ffn.inference import (
+    H100_SXM,
+    Accelerator,
+    arithmetic_intensity,
+    critical_batch,
+    decode_bytes,
+    decode_flops,
+    experts_read,
+    saved_per_token,
+)
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import MODELS, MOE_MODELS, ModelDims, get_model
@@ -37,12 +47,14 @@ from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
 
 __all__ = [
-    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "MODELS", "MOE_MODELS", "OPTIMIZERS",
-    "PLACEMENTS",
-    "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult", "GatedFeedForward",
-    "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "Sublayer",
-    "count_attention_parameters", "count_flops", "count_moe_flops", "count_moe_parameters",
-    "count_parameters", "discrepancies", "fast",
+    "ACTIVATIONS", "APPROXIMATIONS", "GATED_VARIANTS", "H100_SXM", "MODELS", "MOE_MODELS",
+    "OPTIMIZERS", "PLACEMENTS",
+    "Accelerator", "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult",
+    "GatedFeedForward", "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts",
+    "ModelDims", "Sublayer",
+    "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
+    "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
+    "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff", "markdown_table",
-    "mean_squared_error", "relu", "relu_grad", "silu", "silu_grad",
+    "mean_squared_error", "relu", "relu_grad", "saved_per_token", "silu", "silu_grad",
 ]
