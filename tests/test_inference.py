@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,8 @@ from ffn.inference import (
     experts_read,
     saved_per_token,
 )
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def dims(name: str = "tiny", d_model: int = 16, d_ff: int = 64, n_layers: int = 3,
@@ -204,3 +208,16 @@ def test_saved_per_token_is_what_pytorch_autograd_saves() -> None:
         mlp = nn.Sequential(nn.Linear(d_model, d_ff), act, nn.Linear(d_ff, d_model)).double()
         assert saved(mlp, x) == n * saved_per_token(d_model, d_ff, name), name
 
+
+# --- the figure ------------------------------------------------------------------------------
+
+def test_the_roofline_alt_text_numbers_are_drawn() -> None:
+    page = (DOCS / "inference.md").read_text(encoding="utf-8")
+    alts = re.findall(r"!\[([^\]]*)\]\(figures/roofline(?:-dark)?\.svg", page)
+    assert len(alts) == 2
+    svg = (DOCS / "figures" / "roofline.svg").read_text(encoding="utf-8")
+    drawn = set(re.findall(r"\d+(?:[.,]\d+)*", " ".join(re.findall(r"<text[^>]*>([^<]*)</text>",
+                                                                 svg))))
+    for alt in alts:
+        missing = set(re.findall(r"\d+(?:[.,]\d+)*", alt)) - drawn
+        assert not missing, f"alt text numbers {sorted(missing)} are not in the figure"
