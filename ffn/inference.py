@@ -1,0 +1,149 @@
+"""The FFN on an accelerator: bytes moved per decode step, arithmetic intensity, the roofline,
+and the activations training keeps for backward.
+
+Counts, not measurements: a decode step reads every weight it uses once from main memory, reads
+each token's input ``x`` and writes its output ``y``; what stays on chip (the hidden layer of a
+fused kernel) and what caches may hold is left out. Every function raises TypeError or
+ValueError for an argument of the wrong type or size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ffn import _validate as check
+from ffn.activations import ACTIVATIONS
+from ffn.counting import count_parameters
+from ffn.models import ModelDims
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """An accelerator's two roofs: dense matrix FLOP/s and main-memory bandwidth."""
+
+    name: str
+    peak_flops: float  # FLOP/s of its matrix units, dense, in the number format used
+    bandwidth: float  # bytes/s between main memory and the chip
+    memory: float  # bytes of main memory
+    source: str  # where the figures come from
+
+    def __post_init__(self) -> None:
+        for field in ("name", "source"):
+            if not isinstance(value := getattr(self, field), str) or not value:
+                raise TypeError(f"{field} must be a non-empty str, got {check.describe(value)}")
+        for field in ("peak_flops", "bandwidth", "memory"):
+            value = check.real(getattr(self, field), field, 0.0, float("inf"), high_open=True,
+                               low_open=True)
+            object.__setattr__(self, field, value)
+
+    @property
+    def ridge_point(self) -> float:
+        """FLOPs per byte where the roofs meet: below it memory sets the pace, above it compute."""
+        return self.peak_flops / self.bandwidth
+
+    def attainable(self, intensity: float) -> float:
+        """The roofline: ``min(peak_flops, bandwidth * intensity)`` FLOP/s at that intensity."""
+        intensity = check.real(intensity, "intensity", 0.0, float("inf"), high_open=True)
+        return min(self.peak_flops, self.bandwidth * intensity)
+
+
+H100_SXM = Accelerator(
+    "NVIDIA H100 SXM", peak_flops=1979e12 / 2, bandwidth=3.35e12, memory=80e9,
+    source="NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column: BFLOAT16 Tensor Core "
+           "1,979 teraFLOPS with sparsity (dense: half), GPU memory 80GB, GPU memory "
+           "bandwidth 3.35TB/s")
+"""One NVIDIA H100 SXM in bfloat16, without sparsity."""
+
+
+def experts_read(n_experts: int, top_k: int, batch: int) -> float:
+    """Expected number of distinct experts a batch of tokens uses in one MoE layer.
+
+    Each token picks ``top_k`` different experts, all choices equally likely and independent of
+    the other tokens: an expert is missed by one token with probability ``1 - top_k/n_experts``,
+    so it is used with probability ``1 - (1 - top_k/n_experts) ** batch``.
+    """
+    n_experts = check.positive_int(n_experts, "n_experts")
+    top_k = check.positive_int(top_k, "top_k")
+    batch = check.positive_int(batch, "batch")
+    if top_k > n_experts:
+        raise ValueError(f"top_k = {top_k} is more than n_experts = {n_experts}")
+    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** batch)
+
+
+def decode_flops(model: ModelDims, batch: int = 1) -> int:
+    """FLOPs of all the model's FFN matrix products for one decode step of ``batch`` tokens."""
+    return check.positive_int(batch, "batch") * _model(model).ffn_flops_per_token()
+
+
+def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> float:
+    """Bytes all the model's FFNs move for one decode step of ``batch`` tokens.
+
+    Per layer: every weight and bias used, read once for the whole batch (a mixture of experts:
+    the router and the experts the batch uses, ``experts_read`` on average), plus each token's
+    ``x`` read and ``y`` written, ``d_model`` values each.
+    """
+    model = _model(model)
+    batch = check.positive_int(batch, "batch")
+    size = check.positive_int(bytes_per_value, "bytes_per_value")
+    if model.n_experts is None or model.top_k is None:
+        weights: float = model.ffn_parameters_per_layer()
+    else:
+        expert = count_parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
+        router = model.d_model * model.n_experts
+        weights = router + experts_read(model.n_experts, model.top_k, batch) * expert
+    return model.n_layers * size * (weights + 2 * batch * model.d_model)
+
+
+def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> float:
+    """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens."""
+    return decode_flops(model, batch) / decode_bytes(model, batch, bytes_per_value)
+
+
+def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: int = 2) -> int:
+    """The smallest batch whose decode step reaches the accelerator's ridge point.
+
+    Below it the FFNs wait on memory; from it on, on arithmetic. A ValueError if no batch
+    does: the intensity never exceeds ``flops per token / (2 * d_model * bytes_per_value)`` per
+    layer, the cost of each token's own ``x`` and ``y``.
+    """
+    model = _model(model)
+    if not isinstance(accelerator, Accelerator):
+        raise TypeError(f"accelerator must be an Accelerator, got {check.describe(accelerator)}")
+    size = check.positive_int(bytes_per_value, "bytes_per_value")
+    ridge = accelerator.ridge_point
+    ceiling = model.ffn_flops_per_token() / (model.n_layers * size * 2 * model.d_model)
+    if ceiling <= ridge:
+        raise ValueError(f"{model.name}: the intensity stays below {ceiling:.1f} FLOPs per "
+                         f"byte, under {accelerator.name}'s ridge point {ridge:.1f}")
+    low, high = 0, 1  # the intensity rises with the batch: low is below the ridge, high not
+    while arithmetic_intensity(model, high, size) < ridge:
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if arithmetic_intensity(model, middle, size) < ridge:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def saved_per_token(d_model: int, d_ff: int, activation: str = "gelu", gated: bool = False) -> int:
+    """Values one token leaves in one FFN for the backward pass, as PyTorch's autograd keeps them.
+
+    Plain: ``x`` (for ``dW1``), ``h_pre`` (for the activation's derivative) and ``h`` (for
+    ``dW2``); with ReLU, ``h_pre`` is not kept, since ``h > 0`` exactly where ``h_pre > 0``.
+    Gated: ``x``, the gate before and after its activation, the up projection and their
+    product ``h``.
+    """
+    d_model = check.positive_int(d_model, "d_model")
+    d_ff = check.positive_int(d_ff, "d_ff")
+    check.choice(activation, "activation", ACTIVATIONS)
+    if check.boolean(gated, "gated"):
+        return d_model + 4 * d_ff
+    return d_model + (1 if activation == "relu" else 2) * d_ff
+
+
+def _model(model: object) -> ModelDims:
+    if not isinstance(model, ModelDims):
+        raise TypeError(f"model must be a ModelDims, got {check.describe(model)}")
+    return model

@@ -1,0 +1,66 @@
+"""Figure of docs/inference.md: the H100's roofline, and where the FFNs' decode steps sit on it.
+
+The numbers are the page's: ffn.inference on the same models, bfloat16 (2 bytes a value).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+import ffn
+from ffn.inference import H100_SXM, arithmetic_intensity, critical_batch
+
+
+def models() -> tuple[ffn.ModelDims, ...]:
+    """The page's three models: GPT-2 small, LLaMA-3-8B, Mixtral 8x7B."""
+    return tuple(ffn.get_model(name) for name in ("GPT-2 small", "LLaMA-3-8B", "Mixtral 8x7B"))
+
+
+def roofline() -> Figure:
+    """Left: attainable TFLOP/s against FLOPs per byte. Right: each model's FFN intensity
+    against the decode batch, crossing the ridge point at its critical batch."""
+    gpu, tera = H100_SXM, 1e12
+    fig = Figure(figsize=(9.6, 3.8))
+    left, right = fig.subplots(1, 2)
+    intensity = np.logspace(-1, 4, 256)  # (256,) FLOPs per byte
+    left.plot(intensity, [gpu.attainable(i) / tera for i in intensity], color="C0")
+    ridge = gpu.ridge_point
+    fg = left.xaxis.label.get_color()
+    left.axvline(ridge, color=fg, linestyle=":", linewidth=1.0)
+    left.text(ridge * 1.15, 3.0, f"ridge point\n{ridge:.0f} FLOPs/byte", fontsize=9)
+    left.text(0.15, gpu.peak_flops / tera * 1.25, f"peak {gpu.peak_flops / tera:.1f} TFLOP/s",
+              fontsize=9)
+    left.text(1.5, 12.0, f"slope: {gpu.bandwidth / tera:.2f} TB/s", fontsize=9, rotation=33)
+    at_one = arithmetic_intensity(models()[1], 1)  # all three models: 1.00 to two decimals
+    left.plot([at_one], [gpu.attainable(at_one) / tera], "o", color=fg, fillstyle="none")
+    left.annotate(f"batch 1: {at_one:.2f} FLOPs/byte,\n{gpu.attainable(at_one) / tera:.2f} "
+                  "TFLOP/s", (at_one, gpu.attainable(at_one) / tera), xytext=(8, -22),
+                  textcoords="offset points", fontsize=9)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_ylim(0.1, 3000.0)
+    left.set_xlabel("arithmetic intensity (FLOPs per byte)")
+    left.set_ylabel("attainable TFLOP/s (bf16)")
+    left.set_title(f"the roofline of one {gpu.name}", fontsize=10)
+
+    batches = np.unique(np.logspace(0, 13, 120, base=2).astype(int))  # 1 to 8192
+    for k, (m, marker) in enumerate(zip(models(), "os^", strict=True)):
+        right.plot(batches, [arithmetic_intensity(m, int(b)) for b in batches],
+                   color=f"C{k + 1}", label=m.name)
+        b = critical_batch(m, gpu)
+        right.plot([b], [arithmetic_intensity(m, b)], marker, color=fg, fillstyle="none")
+        right.annotate(f"{b:,}", (b, ridge), xytext=(-28, 6) if k == 0 else (5, -13),
+                       textcoords="offset points", fontsize=9)
+    right.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
+    right.set_xscale("log", base=2)
+    right.set_yscale("log")
+    right.set_xlabel("decode batch (tokens per step)")
+    right.set_ylabel("FFN FLOPs per byte")
+    right.set_title("the FFNs' intensity; marked: critical batch", fontsize=10)
+    right.legend(fontsize=9, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+FIGURES = {"roofline": roofline}

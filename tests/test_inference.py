@@ -1,0 +1,223 @@
+"""ffn.inference against independent counts: arrays' bytes, enumeration, exact algebra, PyTorch."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ffn
+from ffn.inference import (
+    H100_SXM,
+    Accelerator,
+    arithmetic_intensity,
+    critical_batch,
+    decode_bytes,
+    decode_flops,
+    experts_read,
+    saved_per_token,
+)
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def dims(name: str = "tiny", d_model: int = 16, d_ff: int = 64, n_layers: int = 3,
+         gated: bool = False, bias: bool = True, **moe: int) -> ffn.ModelDims:
+    return ffn.ModelDims(name, d_model, d_ff, n_layers, gated=gated, bias=bias, source="test",
+                         **moe)
+
+
+# --- experts_read ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("n", "k", "batch"), [(4, 2, 1), (4, 2, 3), (5, 1, 4), (6, 3, 2),
+                                               (3, 3, 2)])
+def test_experts_read_is_the_mean_over_every_equally_likely_routing(n: int, k: int,
+                                                                    batch: int) -> None:
+    choices = list(itertools.combinations(range(n), k))  # one token's equally likely picks
+    counts = [len(set().union(*picks)) for picks in itertools.product(choices, repeat=batch)]
+    exact = Fraction(sum(counts), len(counts))
+    assert experts_read(n, k, batch) == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_experts_read_reaches_every_expert_and_starts_at_top_k() -> None:
+    assert experts_read(8, 2, 1) == pytest.approx(2.0, rel=1e-15)
+    assert experts_read(8, 2, 10_000) == pytest.approx(8.0, rel=1e-15)
+    with pytest.raises(ValueError, match="top_k = 9 is more than n_experts = 8"):
+        experts_read(8, 9, 1)
+    with pytest.raises(ValueError, match="batch must be positive"):
+        experts_read(8, 2, 0)
+    with pytest.raises(TypeError, match="top_k must be an int"):
+        experts_read(8, 2.0, 1)
+
+
+# --- decode bytes and FLOPs, against the arrays a step touches ------------------------------
+
+@pytest.mark.parametrize("batch", [1, 7])
+def test_decode_bytes_are_the_bytes_of_the_arrays_a_plain_step_touches(batch: int) -> None:
+    model = dims(bias=True)
+    block = ffn.FeedForward.random(model.d_model, model.d_ff, dtype=np.float32)
+    x = np.ones((batch, model.d_model), np.float32)  # (B, d_model)
+    y = block(x)
+    touched = sum(a.nbytes for a in (block.W1, block.b1, block.W2, block.b2, x, y))
+    assert decode_bytes(model, batch, bytes_per_value=4) == model.n_layers * touched
+    flops = ffn.count_flops(model.d_model, model.d_ff, n_tokens=batch)
+    assert decode_flops(model, batch) == model.n_layers * flops
+
+
+def test_decode_bytes_of_a_gated_model_count_its_three_matrices() -> None:
+    model = dims(gated=True, bias=False)
+    block = ffn.GatedFeedForward.random(model.d_model, model.d_ff, dtype=np.float32)
+    x = np.ones((2, model.d_model), np.float32)
+    y = block(x)
+    touched = sum(a.nbytes for a in (block.W, block.V, block.W2, x, y))
+    assert decode_bytes(model, 2, bytes_per_value=4) == model.n_layers * touched
+
+
+def test_a_moe_step_of_one_token_reads_the_router_and_its_chosen_experts() -> None:
+    model = dims(gated=True, bias=False, n_experts=4, top_k=2)
+    moe = ffn.MixtureOfExperts.random(model.d_model, model.d_ff, 4, top_k=2, variant="swiglu",
+                                      dtype=np.float32)
+    x = np.ones((1, model.d_model), np.float32)  # (1, d_model)
+    _, chosen, _ = moe.route(x)
+    y = moe(x)
+    experts = sum(a.nbytes for i in chosen[0] for a in (moe.experts[i].W, moe.experts[i].V,
+                                                        moe.experts[i].W2))
+    touched = moe.router.nbytes + experts + x.nbytes + y.nbytes
+    assert decode_bytes(model, 1, bytes_per_value=4) == pytest.approx(model.n_layers * touched,
+                                                                      rel=1e-12)
+    # A batch so large that every expert is read: the dense count of all experts and router.
+    all_weights = model.ffn_parameters_per_layer()
+    big = 10_000
+    expected = model.n_layers * 4 * (all_weights + 2 * big * model.d_model)
+    assert decode_bytes(model, big, bytes_per_value=4) == pytest.approx(expected, rel=1e-12)
+
+
+def test_decode_functions_refuse_what_is_not_a_model_or_a_size() -> None:
+    with pytest.raises(TypeError, match="model must be a ModelDims"):
+        decode_bytes("GPT-2 small")
+    with pytest.raises(ValueError, match="batch must be positive"):
+        decode_flops(dims(), 0)
+    with pytest.raises(TypeError, match="bytes_per_value must be an int"):
+        decode_bytes(dims(), 1, bytes_per_value=True)
+
+
+# --- the roofline and the critical batch ----------------------------------------------------
+
+def test_the_h100_figures_are_the_datasheets() -> None:
+    assert H100_SXM.peak_flops == 1979e12 / 2  # "1,979 teraFLOPS", with sparsity: dense is half
+    assert H100_SXM.bandwidth == 3.35e12 and H100_SXM.memory == 80e9
+    assert "1,979 teraFLOPS" in H100_SXM.source and "3.35TB/s" in H100_SXM.source
+    assert H100_SXM.ridge_point == pytest.approx(295.373, rel=1e-5)
+
+
+def test_attainable_is_the_lower_roof() -> None:
+    gpu = Accelerator("toy", peak_flops=100.0, bandwidth=4.0, memory=1.0, source="test")
+    assert gpu.ridge_point == 25.0
+    assert [gpu.attainable(i) for i in (0, 5, 25, 1e6)] == [0.0, 20.0, 100.0, 100.0]
+    with pytest.raises(ValueError, match="bandwidth must be in"):
+        Accelerator("toy", 1.0, 0.0, 1.0, "test")
+    with pytest.raises(TypeError, match="name must be a non-empty str"):
+        Accelerator("", 1.0, 1.0, 1.0, "test")
+
+
+def closed_form_critical_batch(model: ffn.ModelDims, peak: int, bandwidth: int, size: int) -> int:
+    """Smallest B with 2 B F / (s (P + 2 B d)) >= peak / bandwidth, solved exactly (dense)."""
+    ridge = Fraction(peak, bandwidth)
+    flops = Fraction(model.ffn_flops_per_token(), model.n_layers)  # per token and layer
+    weights = model.ffn_parameters_per_layer()
+    # B * flops >= ridge * size * (weights + 2 B d)  <=>  B >= ridge s P / (flops - 2 ridge s d)
+    return math.ceil(ridge * size * weights / (flops - 2 * ridge * size * model.d_model))
+
+
+@pytest.mark.parametrize("name", ["GPT-2 small", "GPT-2 XL", "LLaMA-7B", "BERT base"])
+@pytest.mark.parametrize(("peak", "bandwidth"), [(989_500, 3_350), (312_000, 2_039)])
+def test_critical_batch_solves_the_inequality(name: str, peak: int, bandwidth: int) -> None:
+    model = ffn.get_model(name)
+    gpu = Accelerator("toy", peak_flops=peak * 1e9, bandwidth=bandwidth * 1e9, memory=1.0,
+                      source="test")
+    assert critical_batch(model, gpu) == closed_form_critical_batch(model, peak, bandwidth, 2)
+
+
+def test_a_moe_critical_batch_brackets_the_ridge() -> None:
+    mixtral = ffn.get_model("Mixtral 8x7B")
+    b = critical_batch(mixtral, H100_SXM)
+    assert arithmetic_intensity(mixtral, b - 1) < H100_SXM.ridge_point
+    assert arithmetic_intensity(mixtral, b) >= H100_SXM.ridge_point
+
+
+def test_no_critical_batch_where_the_tokens_alone_cost_too_many_bytes() -> None:
+    gpu = Accelerator("compute-rich", peak_flops=1e18, bandwidth=1e9, memory=1.0, source="test")
+    with pytest.raises(ValueError, match="intensity stays below"):
+        critical_batch(dims(), gpu)
+    with pytest.raises(TypeError, match="accelerator must be an Accelerator"):
+        critical_batch(dims(), "H100")
+
+
+# --- what training keeps --------------------------------------------------------------------
+
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh", "silu"])
+def test_saved_per_token_is_what_ffn_keeps_for_backward(activation: str) -> None:
+    d_model, d_ff, n = 6, 20, 3
+    block = ffn.FeedForward.random(d_model, d_ff, activation)
+    block(np.ones((n, d_model)))
+    assert sum(a.size for a in block._saved_tensors) == n * saved_per_token(d_model, d_ff,
+                                                                            activation)
+    gated = ffn.GatedFeedForward.random(d_model, d_ff, "swiglu")
+    gated(np.ones((n, d_model)))
+    assert sum(a.size for a in gated._saved_tensors) == n * saved_per_token(d_model, d_ff,
+                                                                            gated=True)
+
+
+def test_relu_needs_no_h_pre_its_derivative_is_the_sign_of_h() -> None:
+    x = np.random.default_rng(0).standard_normal((50, 8))
+    steps = ffn.FeedForward.random(8, 32, "relu").forward_trace(x)
+    assert np.array_equal(ffn.relu_grad(steps.h_pre), (steps.h > 0).astype(float))
+    assert saved_per_token(8, 32, "relu") == 8 + 32
+    with pytest.raises(ValueError, match="unknown activation 'tanh'"):
+        saved_per_token(8, 32, "tanh")
+
+
+def test_saved_per_token_is_what_pytorch_autograd_saves() -> None:
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+    d_model, d_ff, n = 6, 20, 3
+
+    def saved(module: Any, x: Any) -> int:
+        """Values autograd saves for backward in module(x): each storage once, no weights."""
+        weights = {p.untyped_storage().data_ptr() for p in module.parameters()}
+        kept: dict[int, int] = {}
+
+        def pack(t: Any) -> Any:
+            where = t.untyped_storage().data_ptr()
+            if where not in weights:
+                kept[where] = t.numel()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            module(x)
+        return sum(kept.values())
+
+    x = torch.ones(n, d_model, dtype=torch.float64, requires_grad=True)
+    for name, act in (("gelu", nn.GELU()), ("relu", nn.ReLU()), ("silu", nn.SiLU())):
+        mlp = nn.Sequential(nn.Linear(d_model, d_ff), act, nn.Linear(d_ff, d_model)).double()
+        assert saved(mlp, x) == n * saved_per_token(d_model, d_ff, name), name
+
+
+# --- the figure ------------------------------------------------------------------------------
+
+def test_the_roofline_alt_text_numbers_are_drawn() -> None:
+    page = (DOCS / "inference.md").read_text(encoding="utf-8")
+    alts = re.findall(r"!\[([^\]]*)\]\(figures/roofline(?:-dark)?\.svg", page)
+    assert len(alts) == 2
+    svg = (DOCS / "figures" / "roofline.svg").read_text(encoding="utf-8")
+    drawn = set(re.findall(r"\d+(?:[.,]\d+)*", " ".join(re.findall(r"<text[^>]*>([^<]*)</text>",
+                                                                 svg))))
+    for alt in alts:
+        missing = set(re.findall(r"\d+(?:[.,]\d+)*", alt)) - drawn
+        assert not missing, f"alt text numbers {sorted(missing)} are not in the figure"
