@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.figures import _seed_data, build, diagrams, errata
+from scripts.figures import _seed_data, advanced, build, diagrams, errata
 
 
 @functools.cache
@@ -29,10 +29,10 @@ def test_drawing_twice_gives_the_same_bytes() -> None:
     assert build.render_all() == first_drawing()
 
 
-# --- the diagrams (scripts/figures/diagrams.py, errata.py) ------------------------------------
+# --- the diagrams (scripts/figures/advanced.py, diagrams.py, errata.py) ---------------------
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-DIAGRAM_MODULES = (diagrams, errata)
+DIAGRAM_MODULES = (advanced, diagrams, errata)
 
 
 def _page_arrays(page: Path) -> dict[str, dict[str, object]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from scripts.figures import (
     activations,
+    advanced,
     diagrams,
     dynamics,
     errata,
@@ -24,7 +25,7 @@ from scripts.figures import (
 from scripts.figures._common import THEMES, Draw, render
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
-MODULES = (activations, diagrams, dynamics, errata, expansion, parameters, roofline)
+MODULES = (activations, advanced, diagrams, dynamics, errata, expansion, parameters, roofline)
 
 
 def registry() -> dict[str, Draw]:

@@ -21,6 +21,7 @@ from scripts.figures._common import canvas, color, fg
 # Typographic characters, as escapes so the source stays plain ASCII.
 TIMES, ARROW, MINUS, SUM = "\u00d7", "\u2192", "\u2212", "\u03a3"
 ODOT, TRANSPOSE, PRIME, CDOT = "\u2299", "\u1d40", "\u2032", "\u00b7"
+SIGMA = "\u03c3"  # the FFN's activation, as in the notation table of docs/index.md
 
 PLAIN_MODEL = "GPT-2 small"  # the concrete plain block of the shape diagrams
 GATED_MODEL = "LLaMA-7B"  # the concrete gated block
@@ -317,10 +318,11 @@ def backward_graph() -> Figure:
     for name, value in fwd:
         box(ax, cols[name], yf, bw, bh, f"{name}\n{shape(value.shape, 'n')}",
             tint=2 if name != "y" else None, size=11)
-    for name, label in (("W1", "@ W1"), ("act", block.activation.upper()), ("W2", "@ W2")):
-        box(ax, cols[name], yf, 0.8, 0.42, label, size=10.5)
+    widths = {"x": bw, "h_pre": bw, "h": bw, "y": bw, "W1": 0.8, "act": 0.95, "W2": 0.8}
+    for name, label in (("W1", "@ W1"), ("act", f"{SIGMA} = {block.activation.upper()}"),
+                        ("W2", "@ W2")):
+        box(ax, cols[name], yf, widths[name], 0.42, label, size=10.5)
     chain = ["x", "W1", "h_pre", "act", "h", "W2", "y"]
-    widths = {"x": bw, "h_pre": bw, "h": bw, "y": bw, "W1": 0.8, "act": 0.8, "W2": 0.8}
     for a, b in itertools.pairwise(chain):
         arrow(ax, (cols[a] + widths[a] / 2, yf), (cols[b] - widths[b] / 2, yf))
     ax.text(0.1, yb + 0.62, "backward (right to left)", fontsize=11, va="center")
@@ -330,7 +332,8 @@ def backward_graph() -> Figure:
     for name, label in back:
         box(ax, cols[name], yb, bw, bh, f"{label}\n{shape(grads[name], 'n')}", size=11,
             tint=1 if name != "y" else None)
-    ops = {"W1": f"@ W1{TRANSPOSE}", "act": f"{ODOT} act{PRIME}(h_pre)", "W2": f"@ W2{TRANSPOSE}"}
+    ops = {"W1": f"@ W1{TRANSPOSE}", "act": f"{ODOT} {SIGMA}{PRIME}(h_pre)",
+           "W2": f"@ W2{TRANSPOSE}"}
     for name, label in ops.items():
         box(ax, cols[name], yb, 1.22 if name == "act" else 0.8, 0.42, label, size=10.5)
     widths_b = dict(widths, act=1.22)

@@ -16,7 +16,7 @@ import ffn
 # Section "Initialisation": plain blocks stacked with no residual and no norm.
 INIT_D_MODEL, INIT_D_FF, INIT_TOKENS, INIT_DEPTH = 128, 512, 256, 8
 INIT_SCALES = {"0.5 x": (0.5, 0.5), "1 x (1/sqrt(fan_in))": (1.0, 1.0),
-               "He: W1 x sqrt(2)": (math.sqrt(2.0), 1.0), "2 x": (2.0, 2.0)}
+               "He: W2 x sqrt(2)": (1.0, math.sqrt(2.0)), "2 x": (2.0, 2.0)}
 
 # Section "Gradient flow": Sublayers of a GELU block, pre-norm (with a final LayerNorm) or post.
 FLOW_D_MODEL, FLOW_D_FF, FLOW_TOKENS, FLOW_DEPTH = 64, 256, 64, 24
