@@ -235,3 +235,47 @@ def test_same_outputs_as_deepseek_v3_moe(n_experts: int, top_k: int, n_groups: i
     unbiased = ffn.MixtureOfExperts(moe.router, list(moe.experts), top_k, normalize,
                                     score="sigmoid", n_groups=n_groups, top_groups=top_groups)
     assert not np.array_equal(np.sort(unbiased.route(rows)[1], -1), np.sort(chosen, -1))
+
+
+FINE_GRAINED_CASES = [  # ffn's name, transformers' model and config classes (defaults)
+    ("Qwen1.5-MoE-A2.7B", "Qwen2MoeForCausalLM", "Qwen2MoeConfig"),
+    ("DeepSeek-V3", "DeepseekV3ForCausalLM", "DeepseekV3Config"),
+]
+
+
+@pytest.mark.parametrize(("name", "model_class", "config_class"), FINE_GRAINED_CASES,
+                         ids=[c[0] for c in FINE_GRAINED_CASES])
+def test_fine_grained_counts_match_transformers_on_the_meta_device(
+        name: str, model_class: str, config_class: str) -> None:
+    dims = ffn.get_model(name)
+    model = meta_model(model_class, config_class, {})
+    c = model.config  # type: ignore[attr-defined]
+    deepseek = name == "DeepSeek-V3"
+    shared = c.n_shared_experts * c.moe_intermediate_size if deepseek else (
+        c.shared_expert_intermediate_size)
+    assert (dims.d_model, dims.d_ff, dims.n_layers, dims.vocab_size, dims.shared_d_ff) == (
+        c.hidden_size, c.moe_intermediate_size, c.num_hidden_layers, c.vocab_size, shared)
+    assert (dims.n_experts, dims.top_k) == (c.n_routed_experts if deepseek else c.num_experts,
+                                            c.num_experts_per_tok)
+    assert (dims.dense_layers, dims.dense_d_ff) == ((c.first_k_dense_replace, c.intermediate_size)
+                                                    if deepseek else (0, None))
+    assert dims.tied_head == c.tie_word_embeddings and c.hidden_act == "silu"
+    parts = dict.fromkeys(["FFN", "attention", "embeddings", "norms", "head", "other"], 0)
+    expert_parameters = 0
+    for pname, p in model.named_parameters():  # type: ignore[attr-defined]
+        part = next((part for key, part in RULES if key in pname), None)
+        assert part is not None, f"{model_class}: no part for parameter {pname}"
+        parts[part] += p.numel()
+        expert_parameters += p.numel() if ".mlp.experts." in pname else 0  # routed only
+    assert dims.parameter_parts() == parts
+    skipped = expert_parameters // dims.n_experts * (dims.n_experts - dims.top_k)  # type: ignore[operator]
+    assert dims.active_parameters() == sum(parts.values()) - skipped
+    if deepseek:
+        # The class has no multi-token-prediction module: the checkpoint's layer 61 is ignored
+        # on loading, though the config counts one (num_nextn_predict_layers). The router's
+        # choice bias is a buffer, not a parameter: 256 numbers per MoE layer, not counted.
+        assert c.num_nextn_predict_layers == 1 and len(model.model.layers) == 61  # type: ignore[attr-defined]
+        assert not any(".61." in n for n, _ in model.named_parameters())  # type: ignore[attr-defined]
+        buffers = dict(model.named_buffers())  # type: ignore[attr-defined]
+        assert buffers["model.layers.3.mlp.gate.e_score_correction_bias"].shape == (256,)
+        assert sum("e_score_correction_bias" in n for n in buffers) == 61 - 3
