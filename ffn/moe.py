@@ -256,6 +256,29 @@ class MixtureOfExperts(Layer):
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))
 
+    @quiet
+    def load_balancing_grad(self, x: object) -> FloatArray:
+        """``d load_balancing_loss / d router`` ``(d_model, n_experts)``, the choice held fixed.
+
+        The shares ``f_i`` are step functions of the router: the gradient flows through the
+        mean scores ``P_i`` alone, ``dL/dP_i = n_experts * f_i``.
+        """
+        x = check.layer_input(x, self._dtype, self.d_model, "d_model").reshape(-1, self.d_model)
+        p, chosen, _ = self._route(x)  # (N, n_experts), (N, top_k)
+        if len(x) == 0:
+            raise ValueError(f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
+                             "over rows, is undefined")
+        f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(x)  # (n_experts,)
+        g = self.n_experts * f / len(x)  # dL/dq for each row's scores q: (n_experts,)
+        if self.score == "softmax":  # q = p
+            dlogits = p * (g - np.sum(p * g, axis=-1, keepdims=True))  # (N, n_experts)
+        else:  # q = p / sum(p), p = sigmoid(logits)
+            total = p.sum(axis=-1, keepdims=True)  # (N, 1)
+            dp = (g - np.sum(g * p / total, axis=-1, keepdims=True)) / total
+            dlogits = dp * p * (1.0 - p)
+        grad: FloatArray = x.T @ dlogits  # (d_model, n_experts)
+        return grad
+
     def dispatch(self, x: object, capacity_factor: float = 1.0) -> Dispatch:
         """What a capacity of ``ceil(capacity_factor * N * top_k / n_experts)`` per expert drops.
 

@@ -542,6 +542,23 @@ def test_deepseek_option_errors(kwargs: dict[str, object], exception: type[Excep
         ffn.MixtureOfExperts(np.ones((D_MODEL, 4)), experts(4), **args)  # type: ignore[arg-type]
 
 
+
+@pytest.mark.parametrize("score", ["softmax", "sigmoid"])
+def test_load_balancing_grad_matches_finite_differences(score: str) -> None:
+    w = deepseek_arrays(36, True, 0)
+    x = np.random.default_rng(37).normal(size=(12, D_MODEL))
+
+    def layer() -> ffn.MixtureOfExperts:
+        return build_deepseek(w, True, 3, None, {"score": score})
+
+    assert choice_margins(layer(), x) > 1e-4  # f stays put under a step of 1e-6
+    expected = numerical_grad(lambda: layer().load_balancing_loss(x), w["router"])
+    np.testing.assert_allclose(layer().load_balancing_grad(x), expected, rtol=1e-6, atol=1e-9)
+    with raises(ValueError, "x has no rows (shape (0, 4)): the load-balancing loss, a mean over "
+                "rows, is undefined"):
+        layer().load_balancing_grad(np.ones((0, D_MODEL)))
+
+
 # ---------------------------------------------------------------- counting
 
 
