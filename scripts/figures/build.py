@@ -12,11 +12,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from scripts.figures import activations, diagrams, dynamics, errata, expansion, parameters
+from scripts.figures import (
+    activations,
+    diagrams,
+    dynamics,
+    errata,
+    expansion,
+    parameters,
+    routing,
+)
 from scripts.figures._common import THEMES, Draw, render
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
-MODULES = (activations, diagrams, dynamics, errata, expansion, parameters)
+MODULES = (activations, diagrams, dynamics, errata, expansion, parameters, routing)
 
 
 def registry() -> dict[str, Draw]:
