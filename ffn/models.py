@@ -40,17 +40,25 @@ class ModelDims:
     top_k: int | None = None  # experts each token uses, with n_experts
     multiple_of: int = 256  # with d_ff None: LLaMA's rule rounds the width up to a multiple
     ffn_dim_multiplier: float | None = None  # with d_ff None: LLaMA 2 and 3's widening factor
+    shared_d_ff: int = 0  # width of the shared experts together, which every token uses; 0: none
+    shared_gate: bool = False  # a sigmoid gate, d_model -> 1, scales the shared experts (Qwen)
+    dense_layers: int = 0  # leading layers with one dense FFN instead of experts (DeepSeek-V3)
+    dense_d_ff: int | None = None  # the width of those dense FFNs
+    attention_per_layer: int | None = None  # one attention sublayer's parameters where Q, K, V,
+    # O of width d_model (kv_dim) do not describe it; None: count_attention_parameters
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
             if not isinstance(value := getattr(self, field), str) or not value:
                 raise TypeError(f"{field} must be a non-empty str, got {check.describe(value)}")
+        zero_ok = ("other", "shared_d_ff", "dense_layers")
         for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
-                      "kv_dim", "other"):  # the optional ones may be None
-            if field in ("d_model", "n_layers", "other") or getattr(self, field) is not None:
-                value = check.positive_int(getattr(self, field), field, zero_ok=field == "other")
+                      "kv_dim", "other", "shared_d_ff", "dense_layers", "dense_d_ff",
+                      "attention_per_layer"):  # the optional ones may be None
+            if field in ("d_model", "n_layers", *zero_ok) or getattr(self, field) is not None:
+                value = check.positive_int(getattr(self, field), field, zero_ok=field in zero_ok)
                 object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
-        for field in ("gated", "bias", "tied_head"):
+        for field in ("gated", "bias", "tied_head", "shared_gate"):
             check.boolean(getattr(self, field), field)
         check.choice(self.norm, "norm", ("layer", "rms"))
         if (self.n_experts is None) != (self.top_k is None):
@@ -58,6 +66,17 @@ class ModelDims:
                              f"{self.top_k}")
         if self.n_experts is not None:
             count_moe_parameters(self.d_model, 1, self.n_experts, self.top_k)  # checks them
+        elif self.shared_d_ff or self.shared_gate or self.dense_layers:
+            raise ValueError("shared_d_ff, shared_gate and dense_layers describe a mixture of "
+                             "experts: give n_experts and top_k")
+        if self.shared_gate and not self.shared_d_ff:
+            raise ValueError("shared_gate needs shared experts: give shared_d_ff")
+        if self.dense_layers > self.n_layers:
+            raise ValueError(f"dense_layers must be at most n_layers = {self.n_layers}, got "
+                             f"{self.dense_layers}")
+        if bool(self.dense_layers) != (self.dense_d_ff is not None):
+            raise ValueError(f"dense_layers and dense_d_ff go together, got {self.dense_layers} "
+                             f"and {self.dense_d_ff}")
         if self.d_ff is None:  # the rule's arguments, checked by the rule
             llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
         elif self.multiple_of != 256 or self.ffn_dim_multiplier is not None:
@@ -78,20 +97,34 @@ class ModelDims:
         return self.n_attention if self.n_attention is not None else self.n_layers
 
     def ffn_parameters_per_layer(self, active: bool = False) -> int:
-        """Parameters of one layer's FFN or experts and router (``active``: those a token uses)."""
+        """Parameters of one layer's FFN, or of one MoE layer's experts, router and shared experts
+        (``active``: those a token uses)."""
         if self.n_experts is None:
             return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
                                     gated=self.gated)
+        shared = count_parameters(self.d_model, self.shared_d_ff, self.bias, self.gated) if (
+            self.shared_d_ff) else 0
+        gate = self.d_model if self.shared_gate else 0  # (d_model, 1)
         return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts,
-                                    self.top_k if active else None, self.bias, self.gated)
+                                    self.top_k if active else None, self.bias,
+                                    self.gated) + shared + gate
+
+    def _dense_ffn_parameters(self) -> int:
+        """Parameters of the leading dense layers' FFNs (0 without any)."""
+        if self.dense_d_ff is None:
+            return 0
+        return self.dense_layers * count_parameters(self.d_model, self.dense_d_ff, self.bias,
+                                                    self.gated)
 
     def ffn_parameters(self, active: bool = False) -> int:
         """Parameters of all the model's FFNs (``active``: those one token uses)."""
-        return self.n_layers * self.ffn_parameters_per_layer(active)
+        moe_layers = self.n_layers - self.dense_layers
+        return self._dense_ffn_parameters() + moe_layers * self.ffn_parameters_per_layer(active)
 
     def attention_parameters(self) -> int:
-        """Parameters of all the model's attention projections (Q, K, V, O)."""
-        per_layer = count_attention_parameters(self.d_model, self.bias, self.kv_dim)
+        """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""
+        per_layer = self.attention_per_layer or count_attention_parameters(
+            self.d_model, self.bias, self.kv_dim)
         return self.attention_sublayers * per_layer
 
     def ffn_share(self) -> float:
@@ -131,10 +164,16 @@ class ModelDims:
         if self.n_experts is None or self.top_k is None:
             per_layer = count_flops(self.d_model, self.resolved_d_ff, gated=self.gated,
                                     backward=backward)
-        else:  # the router and top_k experts
+        else:  # the router, top_k experts, and the shared experts and their gate
             per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.n_experts,
                                         self.top_k, gated=self.gated, backward=backward)
-        return self.n_layers * per_layer
+            if self.shared_d_ff:
+                per_layer += count_flops(self.d_model, self.shared_d_ff, gated=self.gated,
+                                         backward=backward)
+            per_layer += (6 if backward else 2) * self.d_model * self.shared_gate
+        dense = 0 if self.dense_d_ff is None else self.dense_layers * count_flops(
+            self.d_model, self.dense_d_ff, gated=self.gated, backward=backward)
+        return dense + (self.n_layers - self.dense_layers) * per_layer
 
 
 _VASWANI = "Vaswani et al. (2017), Attention Is All You Need, Table 3"
@@ -223,14 +262,47 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 """Published mixture-of-experts transformers, in order of publication."""
 
 
+def latent_attention_parameters(d_model: int, n_heads: int, q_rank: int, kv_rank: int,
+                                nope_dim: int, rope_dim: int, v_dim: int) -> int:
+    """One multi-head latent attention sublayer (DeepSeek-V2 and V3): projections and norms.
+
+    Queries and keys-with-values each pass through a low-rank bottleneck (``q_rank``,
+    ``kv_rank``) with an RMSNorm; each head's query and key has ``nope_dim`` plain and
+    ``rope_dim`` rotary dimensions, the rotary key shared by all heads.
+    """
+    q = d_model * q_rank + q_rank + q_rank * n_heads * (nope_dim + rope_dim)  # down, norm, up
+    kv = d_model * (kv_rank + rope_dim) + kv_rank + kv_rank * n_heads * (nope_dim + v_dim)
+    return q + kv + n_heads * v_dim * d_model  # and the output projection
+
+
+FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
+    # Qwen1.5-MoE's 4 shared experts of width 1408 are one block of width 5632 in its code,
+    # scaled by a sigmoid gate; attention has biases on Q, K and V, none on O.
+    ModelDims("Qwen1.5-MoE-A2.7B", 2048, 1408, 24, gated=True, bias=False, n_experts=60,
+              top_k=4, shared_d_ff=4 * 1408, shared_gate=True, vocab_size=151936,
+              tied_head=False, norm="rms", attention_per_layer=4 * 2048 * 2048 + 3 * 2048,
+              source="Qwen team (2024), Qwen1.5-MoE blog: 60 routed experts, 4 per token, and 4 "
+                     "shared ones; = transformers' Qwen2MoeConfig() defaults"),
+    ModelDims("DeepSeek-V3", 7168, 2048, 61, gated=True, bias=False, n_experts=256, top_k=8,
+              shared_d_ff=2048, dense_layers=3, dense_d_ff=18432, vocab_size=129280,
+              tied_head=False, norm="rms",
+              attention_per_layer=latent_attention_parameters(7168, 128, 1536, 512, 128, 64, 128),
+              source="DeepSeek-AI (2024), DeepSeek-V3 Technical Report, Section 4.2: 1 shared and "
+                     "256 routed experts of width 2048, 8 per token, the first 3 layers dense; "
+                     "= transformers' DeepseekV3Config() defaults; the MTP module left out"),
+)
+"""Mixtures of many small experts, most with shared experts (DeepSeekMoE), by publication."""
+
+
 def get_model(name: str) -> ModelDims:
-    """The entry of ``MODELS``, ``LLAMA_MODELS`` or ``MOE_MODELS`` called ``name`` (exact, e.g.
-    ``"GPT-2 small"``).
+    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from any of the four tuples:
+    ``MODELS``, ``LLAMA_MODELS``, ``MOE_MODELS`` and ``FINE_GRAINED_MOE_MODELS``.
 
     A KeyError listing the valid names if there is no such model.
     """
-    for model in (*MODELS, *LLAMA_MODELS, *MOE_MODELS):
+    every = (*MODELS, *LLAMA_MODELS, *MOE_MODELS, *FINE_GRAINED_MOE_MODELS)
+    for model in every:
         if model.name == name:
             return model
-    names = ", ".join(repr(m.name) for m in (*MODELS, *LLAMA_MODELS, *MOE_MODELS))
+    names = ", ".join(repr(m.name) for m in every)
     raise KeyError(f"no model named {name!r}; valid: {names}")

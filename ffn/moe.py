@@ -1,4 +1,8 @@
-"""A mixture of experts (a router picks ``top_k`` of ``n_experts`` FFN blocks a row); its counts."""
+"""A mixture of experts (a router picks ``top_k`` of ``n_experts`` FFN blocks a row); its counts.
+
+Mixtral's router by default; DeepSeek-V3's with ``score="sigmoid"``, a choice ``bias``, groups,
+a ``scale`` and ``shared_experts``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet, random_weights
+from ffn._layer import Layer, quiet, random_weights, readonly_copy
 from ffn._validate import FloatArray
 from ffn.counting import count_flops, count_parameters
 from ffn.feedforward import FeedForward
@@ -19,6 +23,7 @@ from ffn.gated import GATED_VARIANTS, GatedFeedForward
 __all__ = ["Dispatch", "MixtureOfExperts", "count_moe_flops", "count_moe_parameters"]
 
 Expert = FeedForward | GatedFeedForward
+SCORES = ("softmax", "sigmoid")  # how the router turns logits into scores
 
 
 def check_top_k(top_k: object, n_experts: int) -> int:
@@ -45,30 +50,46 @@ def _kind(expert: Expert) -> str:
 
 
 class MixtureOfExperts(Layer):
-    """A sparse MoE layer: ``y = sum_i weight_i * expert_i(x)`` over the ``top_k`` chosen experts.
+    """A sparse MoE layer: ``y = sum_i weight_i * expert_i(x) + sum_j shared_j(x)``.
 
-    Per row, ``p = softmax(x @ router)``; the ``top_k`` largest ``p`` (ties: the lower index)
-    weight their experts, renormalised to sum 1 with ``normalize`` (as in Mixtral). ``grads``
-    has ``"router"`` and ``"experts.{i}.{name}"`` (zeros for an expert no row chose);
-    ``backward`` reruns each chosen expert on its rows, overwriting the expert's own last pass.
+    Per row, scores ``p = softmax(x @ router)`` (Mixtral) or ``sigmoid(x @ router)``
+    (DeepSeek-V3). The experts are chosen by ``p + bias``: with ``n_groups > 1`` only among the
+    ``top_groups`` groups whose two best biased scores sum highest, then the ``top_k`` best
+    (ties: the lower index). Their weights are their unbiased ``p``, renormalised to sum 1 with
+    ``normalize``, times ``scale``. Shared experts run on every row with weight 1. ``grads`` has
+    ``"router"``, ``"experts.{i}.{name}"`` (zeros for an expert no row chose) and
+    ``"shared_experts.{j}.{name}"``; the bias is no parameter and gets none. ``backward`` reruns
+    each expert on its rows, overwriting the expert's own last pass.
 
     Args:
         router: router matrix ``(d_model, n_experts)`` (the transpose of PyTorch's gate weight).
         experts: ``n_experts`` blocks of one kind (class and activation or variant), ``d_model``,
             ``d_ff`` and dtype.
         top_k: how many experts each row uses, ``1 <= top_k <= n_experts``.
-        normalize: renormalise the chosen ``top_k`` probabilities to sum to 1.
+        normalize: renormalise the chosen ``top_k`` scores to sum to 1.
+        score: ``"softmax"`` or ``"sigmoid"``, the router's scores.
+        bias: ``(n_experts,)`` added to the scores to choose experts, never to weigh them
+            (DeepSeek-V3's balancing without an auxiliary loss); None: zeros.
+        n_groups: equal groups of consecutive experts, at least 2 experts each when above 1.
+        top_groups: how many groups a row may choose from, ``1 <= top_groups <= n_groups``.
+        scale: the routed experts' weights are multiplied by it (DeepSeek-V3: 2.5).
+        shared_experts: FFN blocks of the same ``d_model`` and dtype (any kind and width) that
+            every row uses.
 
     Raises:
         TypeError: for experts that are not FFN blocks, or dtypes that differ.
-        ValueError: for shapes that do not fit, experts of mixed kinds or widths, a bad ``top_k``.
+        ValueError: for shapes that do not fit, experts of mixed kinds or widths, a bad
+            ``top_k``, groups that do not divide the experts or hold too few for ``top_k``.
     """
 
     _caller = "moe"
     router: FloatArray  # (d_model, n_experts), a read-only copy
+    bias: FloatArray | None  # (n_experts,), a read-only copy: only for choosing
 
     def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
-                 normalize: bool = True) -> None:
+                 normalize: bool = True, *, score: str = "softmax", bias: object = None,
+                 n_groups: int = 1, top_groups: int = 1, scale: float = 1.0,
+                 shared_experts: Sequence[Expert] = ()) -> None:
         if not isinstance(experts, (list, tuple)) or not experts:
             raise TypeError("experts must be a non-empty list or tuple, got "
                             f"{check.describe(experts)}")
@@ -93,6 +114,13 @@ class MixtureOfExperts(Layer):
         self.d_model, self.d_ff, self.n_experts = size["d_model"], experts[0].d_ff, len(experts)
         self.top_k = check_top_k(top_k, self.n_experts)  # 1 <= top_k <= n_experts
         self.normalize = check.boolean(normalize, "normalize")
+        self.score = check.choice(score, "score", SCORES)
+        self.bias = _choice_bias(bias, self.n_experts, self.dtype)
+        self.n_groups, self.top_groups = _groups(n_groups, top_groups, self.n_experts,
+                                                 self.top_k)
+        self.scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
+        self.shared_experts: tuple[Expert, ...] = _shared(shared_experts, self.d_model,
+                                                          self.dtype)
 
     @classmethod
     def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 2,
@@ -118,16 +146,30 @@ class MixtureOfExperts(Layer):
     def _route(self, x: FloatArray) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """``p``, the chosen experts and their weights for rows ``x`` ``(N, d_model)``."""
         logits = x @ self.router  # (N, n_experts)
-        p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # shifted: exp cannot overflow
-        p /= p.sum(axis=-1, keepdims=True)  # (N, n_experts), softmax
-        chosen = np.argsort(-p, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k), ties: lower
-        weights = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k)
+        if self.score == "softmax":
+            p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # shifted: exp cannot overflow
+            p /= p.sum(axis=-1, keepdims=True)  # (N, n_experts), softmax
+        else:
+            p = 1.0 / (1.0 + np.exp(-logits))  # (N, n_experts), sigmoid; exp(710) = inf gives 0
+        choice = p if self.bias is None else p + self.bias  # (N, n_experts), only for choosing
+        if self.n_groups > 1:
+            grouped = choice.reshape(len(x), self.n_groups, -1)  # (N, n_groups, group size)
+            best_two = -np.sort(-grouped, axis=-1)[..., :2]  # (N, n_groups, 2)
+            group_score = best_two.sum(axis=-1)  # (N, n_groups)
+            kept = np.argsort(-group_score, axis=-1, kind="stable")[:, :self.top_groups]
+            mask = np.zeros(group_score.shape, dtype=bool)  # (N, n_groups)
+            np.put_along_axis(mask, kept, True, axis=-1)
+            choice = np.where(mask[..., None], grouped, -np.inf).reshape(len(x), -1)
+        chosen = np.argsort(-choice, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k)
+        weights = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k), unbiased scores
         if self.normalize:
             weights = weights / weights.sum(axis=-1, keepdims=True)
+        if self.scale != 1.0:
+            weights = weights * self.scale
         return p, chosen, weights
 
     def route(self, x: object) -> tuple[FloatArray, np.ndarray, FloatArray]:
-        """The router's ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
+        """Scores ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
         x = check.layer_input(x, self._dtype, self.d_model, "d_model")
         p, chosen, weights = self._route(x.reshape(-1, self.d_model))  # rows (N, ...)
         lead = x.shape[:-1]  # sizes, not -1: N may be 0
@@ -136,7 +178,7 @@ class MixtureOfExperts(Layer):
 
     @quiet
     def forward(self, x: object) -> FloatArray:
-        """``y = sum_j weight_j * expert_{chosen_j}(x)`` for ``x`` of shape ``(..., d_model)``."""
+        """``sum_j weight_j * expert_{chosen_j}(x) + sum_s shared_s(x)``, x ``(..., d_model)``."""
         x = self._flatten(x)  # (N, d_model)
         p, chosen, weights = self._route(x)
         y = np.zeros_like(x)  # (N, d_model)
@@ -144,6 +186,8 @@ class MixtureOfExperts(Layer):
             rows, slot = np.nonzero(chosen == i)  # the rows that chose expert i, and where
             if rows.size:
                 y[rows] += weights[rows, slot, None] * expert.forward(x[rows])  # (n_i, d_model)
+        for shared in self.shared_experts:
+            y += shared.forward(x)  # (N, d_model), weight 1
         self._save_for_backward(x, p, chosen, weights)
         return self._unflatten(y)  # (..., d_model)
 
@@ -165,25 +209,41 @@ class MixtureOfExperts(Layer):
                 name: None if w is None else np.zeros_like(w)
                 for name, w in expert.named_parameters().items()}
             expert_grads.update({f"experts.{i}.{name}": g for name, g in grads.items()})
-        if self.normalize:  # weights = g / sum(g), so dL/dg = (dL/dweights - dot) / sum(g)
-            g_sum = p[row, chosen].sum(axis=-1, keepdims=True)  # (N, 1)
-            dweights = (dweights - np.sum(dweights * weights, -1, keepdims=True)) / g_sum
-        dp = np.zeros_like(p)  # (N, n_experts): the unchosen p get no gradient
-        dp[row, chosen] = dweights
-        dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
+        for j, shared in enumerate(self.shared_experts):  # every row, weight 1
+            shared.forward(x)  # again: its own last pass may be another's
+            dx += shared.backward(dy)
+            expert_grads.update({f"shared_experts.{j}.{name}": g
+                                 for name, g in shared.grads.items()})
+        g = p[row, chosen]  # (N, top_k): the chosen scores, before normalising and scaling
+        dg = self.scale * dweights  # weights = scale * g / sum(g)
+        if self.normalize:  # dL/dg = (dL/dn - dot(dL/dn, n)) / sum(g), with n = g / sum(g)
+            g_sum = g.sum(axis=-1, keepdims=True)  # (N, 1)
+            dg = (dg - np.sum(dg * (g / g_sum), -1, keepdims=True)) / g_sum
+        dp = np.zeros_like(p)  # (N, n_experts): the unchosen p get no gradient, the bias none
+        dp[row, chosen] = dg
+        if self.score == "softmax":
+            dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
+        else:
+            dlogits = dp * p * (1.0 - p)  # sigmoid's derivative
         self._set_grads(router=x.T @ dlogits, **expert_grads)  # (d_model, n_experts), experts'
         return self._unflatten(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
 
     def named_parameters(self) -> dict[str, FloatArray | None]:
-        """``router``, then each expert's as ``experts.{i}.{name}``: the keys of ``grads``."""
+        """``router``, each expert's as ``experts.{i}.{name}``, then ``shared_experts.{j}.{name}``.
+
+        The keys of ``grads``; ``bias`` is not among them (it is set, not trained).
+        """
         return {"router": self.router, **{f"experts.{i}.{name}": p for i, e in enumerate(
-            self.experts) for name, p in e.named_parameters().items()}}
+            self.experts) for name, p in e.named_parameters().items()}, **{
+            f"shared_experts.{j}.{name}": p for j, e in enumerate(self.shared_experts)
+            for name, p in e.named_parameters().items()}}
 
     def load_balancing_loss(self, x: object) -> float:
         """Switch Transformer's auxiliary loss as Hugging Face's Mixtral computes it.
 
         ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows choosing expert ``i`` (summing
-        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even. A ValueError
+        to ``top_k``), ``P_i`` the mean ``p_i``; ``top_k`` when both are even. Sigmoid scores are
+        first divided by their sum in each row (DeepSeek-V3's Equation 19). A ValueError
         for ``x`` without rows: the means are undefined.
         """
         p, chosen, _ = self.route(x)
@@ -191,8 +251,33 @@ class MixtureOfExperts(Layer):
             raise ValueError(f"x has no rows (shape {(*p.shape[:-1], self.d_model)}): the "
                              "load-balancing loss, a mean over rows, is undefined")
         p, chosen = p.reshape(-1, self.n_experts), chosen.reshape(-1, self.top_k)
+        if self.score == "sigmoid":
+            p = p / p.sum(axis=-1, keepdims=True)  # (N, n_experts), each row sums to 1
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))
+
+    @quiet
+    def load_balancing_grad(self, x: object) -> FloatArray:
+        """``d load_balancing_loss / d router`` ``(d_model, n_experts)``, the choice held fixed.
+
+        The shares ``f_i`` are step functions of the router: the gradient flows through the
+        mean scores ``P_i`` alone, ``dL/dP_i = n_experts * f_i``.
+        """
+        x = check.layer_input(x, self._dtype, self.d_model, "d_model").reshape(-1, self.d_model)
+        p, chosen, _ = self._route(x)  # (N, n_experts), (N, top_k)
+        if len(x) == 0:
+            raise ValueError(f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
+                             "over rows, is undefined")
+        f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(x)  # (n_experts,)
+        g = self.n_experts * f / len(x)  # dL/dq for each row's scores q: (n_experts,)
+        if self.score == "softmax":  # q = p
+            dlogits = p * (g - np.sum(p * g, axis=-1, keepdims=True))  # (N, n_experts)
+        else:  # q = p / sum(p), p = sigmoid(logits)
+            total = p.sum(axis=-1, keepdims=True)  # (N, 1)
+            dp = (g - np.sum(g * p / total, axis=-1, keepdims=True)) / total
+            dlogits = dp * p * (1.0 - p)
+        grad: FloatArray = x.T @ dlogits  # (d_model, n_experts)
+        return grad
 
     def dispatch(self, x: object, capacity_factor: float = 1.0) -> Dispatch:
         """What a capacity of ``ceil(capacity_factor * N * top_k / n_experts)`` per expert drops.
@@ -209,9 +294,63 @@ class MixtureOfExperts(Layer):
         return Dispatch(capacity, assigned, kept, int(assigned.sum() - kept.sum()))
 
     def __repr__(self) -> str:
+        options = "".join(f", {name}={value!r}" for name, value, default in (
+            ("score", self.score, "softmax"), ("bias", self.bias is not None, False),
+            ("n_groups", self.n_groups, 1), ("top_groups", self.top_groups, 1),
+            ("scale", self.scale, 1.0), ("shared_experts", len(self.shared_experts), 0))
+            if value != default)  # only what differs from Mixtral's router
         return (f"MixtureOfExperts(n_experts={self.n_experts}, top_k={self.top_k}, "
                 f"experts={_kind(self.experts[0])}, d_model={self.d_model}, d_ff={self.d_ff}, "
-                f"normalize={self.normalize}, dtype={self.dtype})")
+                f"normalize={self.normalize}{options}, dtype={self.dtype})")
+
+
+def _choice_bias(bias: object, n_experts: int, dtype: np.dtype[Any]) -> FloatArray | None:
+    """A read-only copy of ``bias`` ``(n_experts,)`` in the experts' dtype, or None."""
+    if bias is None:
+        return None
+    b = check.params({"bias": bias}, {"bias": "n_experts"}, known={"n_experts": n_experts})[0]
+    if (b_arr := b["bias"]) is None or b_arr.dtype != dtype:
+        raise TypeError(f"bias has dtype {None if b_arr is None else b_arr.dtype} but the "
+                        f"experts {dtype}")
+    if not np.all(np.isfinite(b_arr)):
+        raise ValueError("bias must be finite: a NaN or infinite bias makes the choice "
+                         "meaningless")
+    return readonly_copy(b_arr)
+
+
+def _groups(n_groups: object, top_groups: object, n_experts: int, top_k: int) -> tuple[int, int]:
+    """``n_groups`` and ``top_groups`` checked against the experts and ``top_k``."""
+    n_groups = check.positive_int(n_groups, "n_groups")
+    top_groups = check.positive_int(top_groups, "top_groups")
+    if n_experts % n_groups:
+        raise ValueError(f"n_groups must divide n_experts = {n_experts}, got {n_groups}")
+    size = n_experts // n_groups
+    if n_groups > 1 and size < 2:
+        raise ValueError(f"n_groups = {n_groups} leaves {size} expert a group: a group's score "
+                         "is the sum of its two best, so each needs at least 2")
+    if top_groups > n_groups:
+        raise ValueError(f"top_groups must be at most n_groups = {n_groups}, got {top_groups}")
+    if top_k > top_groups * size:
+        raise ValueError(f"top_k = {top_k} is more than the {top_groups * size} experts of "
+                         f"top_groups = {top_groups} groups of {size}")
+    return n_groups, top_groups
+
+
+def _shared(shared: object, d_model: int, dtype: np.dtype[Any]) -> tuple[Expert, ...]:
+    """The shared experts as a tuple, each an FFN block of ``d_model`` and ``dtype``."""
+    if not isinstance(shared, (list, tuple)):
+        raise TypeError("shared_experts must be a list or tuple, got "
+                        f"{check.describe(shared)}")
+    for j, e in enumerate(shared):
+        if not isinstance(e, (FeedForward, GatedFeedForward)):
+            raise TypeError(f"shared_experts[{j}] must be a FeedForward or GatedFeedForward, "
+                            f"got {type(e).__name__}")
+        if e.d_model != d_model:
+            raise ValueError(f"shared_experts[{j}] has d_model {e.d_model} but the experts "
+                             f"{d_model}")
+        if e.dtype != dtype:
+            raise TypeError(f"shared_experts[{j}] has dtype {e.dtype} but the experts {dtype}")
+    return tuple(shared)
 
 
 def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,

@@ -237,3 +237,30 @@ def test_bad_llama_rule_arguments_are_refused(changes: dict[str, object],
                                               exception: type[Exception], message: str) -> None:
     with pytest.raises(exception, match=f"^{message}$"):
         dataclasses.replace(ffn.get_model("LLaMA-3-8B"), **changes)
+
+def test_fine_grained_fields_and_their_errors() -> None:
+    ds = ffn.get_model("DeepSeek-V3")
+    per_layer = ffn.count_moe_parameters(7168, 2048, 256, bias=False, gated=True) + (
+        ffn.count_parameters(7168, 2048, bias=False, gated=True))  # routed, router, shared
+    dense = 3 * ffn.count_parameters(7168, 18432, bias=False, gated=True)
+    assert ds.ffn_parameters() == dense + 58 * per_layer
+    assert ds.ffn_flops_per_token() == 3 * ffn.count_flops(7168, 18432, gated=True) + 58 * (
+        ffn.count_moe_flops(7168, 2048, 256, 8, gated=True)
+        + ffn.count_flops(7168, 2048, gated=True))
+    qwen = ffn.get_model("Qwen1.5-MoE-A2.7B")  # its shared gate: one (d_model, 1) per layer
+    assert qwen.ffn_parameters_per_layer() == ffn.count_moe_parameters(
+        2048, 1408, 60, bias=False, gated=True) + ffn.count_parameters(
+        2048, 5632, bias=False, gated=True) + 2048
+    kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 2,
+                             "gated": True, "bias": False, "source": "s"}
+    for extra, message in [
+            ({"shared_d_ff": 4}, ("shared_d_ff, shared_gate and dense_layers describe a "
+                                  "mixture of experts: give n_experts and top_k")),
+            ({"n_experts": 4, "top_k": 1, "shared_gate": True},
+             "shared_gate needs shared experts: give shared_d_ff"),
+            ({"n_experts": 4, "top_k": 1, "dense_layers": 3, "dense_d_ff": 8},
+             "dense_layers must be at most n_layers = 2, got 3"),
+            ({"n_experts": 4, "top_k": 1, "dense_layers": 1},
+             "dense_layers and dense_d_ff go together, got 1 and None")]:
+        with raises(ValueError, message):
+            ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]

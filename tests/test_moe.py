@@ -1,6 +1,8 @@
 """`ffn.MixtureOfExperts`: forward against a row-by-row computation with the math module,
 backward against central finite differences (router, every expert's parameters, the input),
-the load-balancing loss and the capacity against plain loops, and every error."""
+the load-balancing loss and the capacity against plain loops, and every error. The same for
+DeepSeek-V3's router options (sigmoid scores, choice bias, groups, scale, shared experts): the
+bias's finite-difference gradient is zero and it gets no entry in `grads`."""
 
 from __future__ import annotations
 
@@ -303,6 +305,258 @@ def test_random_errors(kwargs: dict[str, object], exception: type[Exception],
     args: dict[str, object] = {"d_model": D_MODEL, "d_ff": D_FF, "n_experts": 3} | kwargs
     with raises(exception, message):
         ffn.MixtureOfExperts.random(**args)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- DeepSeek's router
+
+E_DS = 8  # experts in the DeepSeek-style tests: 4 groups of 2, or 2 groups of 4
+
+DEEPSEEK_CASES = {  # name: keyword arguments beyond router, experts and top_k
+    "sigmoid": {"score": "sigmoid"},
+    "sigmoid-bias": {"score": "sigmoid", "bias": True},
+    "sigmoid-raw": {"score": "sigmoid", "normalize": False, "scale": 1.5},
+    "groups-4-of-2": {"score": "sigmoid", "bias": True, "n_groups": 4, "top_groups": 2,
+                      "scale": 2.5, "shared": 1},
+    "groups-2-of-4": {"score": "sigmoid", "bias": True, "n_groups": 2, "top_groups": 1,
+                      "scale": 2.5, "shared": 2},
+    "softmax-shared": {"bias": True, "n_groups": 2, "top_groups": 2, "scale": 0.5, "shared": 1},
+}
+
+
+def deepseek_arrays(seed: int, gated: bool, shared: int) -> dict[str, np.ndarray]:
+    """Router, expert and shared-expert arrays (shared experts 3 wide), named like ``grads``."""
+    rng = np.random.default_rng(seed)
+    w = {"router": rng.normal(size=(D_MODEL, E_DS))}
+    for prefix, count, width in (("experts", E_DS, D_FF), ("shared_experts", shared, 3)):
+        shapes = ({"W": (D_MODEL, width), "V": (D_MODEL, width), "W2": (width, D_MODEL)}
+                  if gated else {"W1": (D_MODEL, width), "b1": (width,),
+                                 "W2": (width, D_MODEL), "b2": (D_MODEL,)})
+        for i in range(count):
+            for name, shape in shapes.items():
+                w[f"{prefix}.{i}.{name}"] = rng.normal(size=shape) * 0.7
+    return w
+
+
+def build_deepseek(w: dict[str, np.ndarray], gated: bool, top_k: int, bias: np.ndarray | None,
+                   options: dict[str, object]) -> ffn.MixtureOfExperts:
+    names = ("W", "V", "W2") if gated else ("W1", "b1", "W2", "b2")
+    kind = ffn.GatedFeedForward if gated else ffn.FeedForward
+    blocks = {prefix: [kind(*(w[f"{prefix}.{i}.{n}"] for n in names))
+                       for i in range(count)]
+              for prefix, count in (("experts", E_DS),
+                                    ("shared_experts", int(options.get("shared", 0))))}
+    kw = {k: v for k, v in options.items() if k not in ("bias", "shared")}
+    return ffn.MixtureOfExperts(w["router"], blocks["experts"], top_k, bias=bias,
+                                shared_experts=blocks["shared_experts"], **kw)  # type: ignore[arg-type]
+
+
+def naive_deepseek(moe: ffn.MixtureOfExperts, x: np.ndarray) -> np.ndarray:
+    """Row by row with math: scores, biased choice, groups by their two best, weights, shared."""
+    out = []
+    size = moe.n_experts // moe.n_groups
+    for row in x:
+        logits = [sum(row[j] * moe.router[j, e] for j in range(moe.d_model))
+                  for e in range(moe.n_experts)]
+        if moe.score == "softmax":
+            z = [math.exp(v - max(logits)) for v in logits]
+            s = [v / sum(z) for v in z]
+        else:
+            s = [1 / (1 + math.exp(-v)) for v in logits]
+        c = [s[e] + (0.0 if moe.bias is None else moe.bias[e]) for e in range(moe.n_experts)]
+        group_score = [sum(sorted(c[g * size:(g + 1) * size], reverse=True)[:2])
+                       for g in range(moe.n_groups)]
+        groups = sorted(range(moe.n_groups), key=lambda g: (-group_score[g], g))[:moe.top_groups]
+        allowed = [e for e in range(moe.n_experts) if e // size in groups]
+        top = sorted(allowed, key=lambda e: (-c[e], e))[:moe.top_k]
+        total = sum(s[e] for e in top) if moe.normalize else 1.0
+        y = sum(moe.scale * s[e] / total * moe.experts[e](row) for e in top)
+        out.append(y + sum((shared(row) for shared in moe.shared_experts), np.zeros(D_MODEL)))
+    return np.array(out)
+
+
+def choice_margins(moe: ffn.MixtureOfExperts, x: np.ndarray) -> float:
+    """The smallest gap, over rows, that keeps the chosen groups and experts as they are."""
+    p = moe.route(x)[0]
+    c = p + (0.0 if moe.bias is None else moe.bias)  # (N, E)
+    grouped = c.reshape(len(x), moe.n_groups, -1)
+    group_score = np.sort(grouped, -1)[..., ::-1][..., :2].sum(-1)  # (N, n_groups)
+    gaps = [np.inf]
+    if moe.top_groups < moe.n_groups:
+        g = np.sort(group_score, -1)[:, ::-1]
+        gaps.append(np.min(g[:, moe.top_groups - 1] - g[:, moe.top_groups]))
+    kept = np.argsort(-group_score, -1, kind="stable")[:, :moe.top_groups]
+    size = moe.n_experts // moe.n_groups
+    allowed = np.array([[e // size in k for e in range(moe.n_experts)] for k in kept])
+    masked = np.sort(np.where(allowed, c, -np.inf), -1)[:, ::-1]
+    if moe.top_k < masked.shape[1]:
+        gaps.append(np.min(masked[:, moe.top_k - 1] - masked[:, moe.top_k]))
+    return float(min(gaps))
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["gelu", "swiglu"])
+@pytest.mark.parametrize("case", list(DEEPSEEK_CASES))
+def test_deepseek_forward_matches_a_row_by_row_computation(gated: bool, case: str) -> None:
+    options = DEEPSEEK_CASES[case]
+    w = deepseek_arrays(20, gated, int(options.get("shared", 0)))
+    bias = np.random.default_rng(21).normal(size=E_DS) * 0.3 if options.get("bias") else None
+    moe = build_deepseek(w, gated, 3, bias, options)
+    x = np.random.default_rng(22).normal(size=(9, D_MODEL))
+    np.testing.assert_allclose(moe(x), naive_deepseek(moe, x), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["gelu", "swiglu"])
+@pytest.mark.parametrize("case", list(DEEPSEEK_CASES))
+def test_deepseek_backward_matches_finite_differences(gated: bool, case: str) -> None:
+    options = DEEPSEEK_CASES[case]
+    w = deepseek_arrays(23, gated, int(options.get("shared", 0)))
+    bias = np.random.default_rng(24).normal(size=E_DS) * 0.3 if options.get("bias") else None
+    rng = np.random.default_rng(25)
+    x, r = rng.normal(size=(6, D_MODEL)), rng.normal(size=(6, D_MODEL))
+    moe = build_deepseek(w, gated, 3, bias, options)
+    assert choice_margins(moe, x) > 1e-4  # no choice flips under a step of 1e-6
+    moe(x)
+    dx = moe.backward(r)
+    assert set(moe.grads) == set(moe.named_parameters()) and "bias" not in moe.grads
+    assert {k for k, g in moe.grads.items() if g is not None} == set(w)  # None: absent biases
+
+    def loss() -> float:
+        return float(np.sum(build_deepseek(w, gated, 3, bias, options)(x) * r))
+
+    for name, array in w.items():
+        got = moe.grads[name]
+        assert got is not None
+        np.testing.assert_allclose(got, numerical_grad(loss, array), rtol=1e-6, atol=1e-8,
+                                   err_msg=name)
+    np.testing.assert_allclose(dx, numerical_grad(loss, x), rtol=1e-6, atol=1e-8)
+    if bias is not None:  # it only chooses: while no choice flips, the output ignores it
+        np.testing.assert_array_equal(numerical_grad(loss, bias), 0.0)
+
+
+def test_the_bias_chooses_but_never_weighs() -> None:
+    w = deepseek_arrays(26, True, 0)
+    x = np.random.default_rng(27).normal(size=(5, D_MODEL))
+    plain = build_deepseek(w, True, 2, None, {"score": "sigmoid"})
+    bias = np.zeros(E_DS)
+    bias[6] = 10.0  # expert 6 is now every row's first choice
+    biased = build_deepseek(w, True, 2, bias, {"score": "sigmoid"})
+    p, chosen, weights = biased.route(x)
+    np.testing.assert_array_equal(p, plain.route(x)[0])  # the scores themselves: unbiased
+    assert (chosen[:, 0] == 6).all()
+    g = np.take_along_axis(p, chosen, -1)
+    np.testing.assert_allclose(weights, g / g.sum(-1, keepdims=True), rtol=1e-15)
+    assert weights[:, 0].max() < 0.99  # its weight is its sigmoid score's share, not 10's
+
+
+def test_explicit_defaults_are_mixtral_bit_for_bit() -> None:
+    w = random_arrays(28, True)
+    x = np.random.default_rng(29).normal(size=(7, D_MODEL))
+    plain = build(w, True, 2)
+    explicit = ffn.MixtureOfExperts(plain.router, list(plain.experts), 2, True, score="softmax",
+                                    bias=None, n_groups=1, top_groups=1, scale=1.0,
+                                    shared_experts=())
+    np.testing.assert_array_equal(explicit(x), plain(x))
+    dy = np.ones_like(x)
+    np.testing.assert_array_equal(explicit.backward(dy), plain.backward(dy))
+    assert repr(explicit) == repr(plain) and "score" not in repr(plain)
+
+
+def test_groups_limit_the_choice() -> None:
+    # Expert 0 has the best score of all, but its group's second best is poor: with one group
+    # kept, the two experts come from the group with the best pair.
+    experts = [ffn.FeedForward.random(D_MODEL, D_FF, seed=s) for s in range(4)]
+    bias = np.array([3.0, -3.0, 2.0, 2.0])
+    moe = ffn.MixtureOfExperts(np.zeros((D_MODEL, 4)), experts, 2, score="sigmoid", bias=bias,
+                               n_groups=2, top_groups=1, scale=2.5)
+    _, chosen, weights = moe.route(np.ones((1, D_MODEL)))
+    assert chosen.tolist() == [[2, 3]]  # group 1: 2 + 2 beats group 0: 3 - 3
+    np.testing.assert_allclose(weights, [[1.25, 1.25]], rtol=1e-15)  # 0.5 / 1.0 * 2.5
+    one_group = ffn.MixtureOfExperts(np.zeros((D_MODEL, 4)), experts, 2, score="sigmoid",
+                                     bias=bias)
+    assert one_group.route(np.ones((1, D_MODEL)))[1].tolist() == [[0, 2]]
+    assert repr(moe) == ("MixtureOfExperts(n_experts=4, top_k=2, experts=FeedForward('gelu'), "
+                         "d_model=4, d_ff=5, normalize=True, score='sigmoid', bias=True, "
+                         "n_groups=2, scale=2.5, dtype=float64)")  # top_groups=1: default
+
+
+def test_shared_experts_are_added_with_weight_one() -> None:
+    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, variant="swiglu",
+                                      seed=30)
+    shared = [ffn.GatedFeedForward.random(D_MODEL, 7, seed=31),
+              ffn.GatedFeedForward.random(D_MODEL, 2, seed=32)]
+    with_shared = ffn.MixtureOfExperts(moe.router, list(moe.experts), 2, shared_experts=shared)
+    x = np.random.default_rng(33).normal(size=(3, D_MODEL))
+    np.testing.assert_allclose(with_shared(x), moe(x) + shared[0](x) + shared[1](x),
+                               rtol=1e-14, atol=1e-15)
+    names = list(with_shared.named_parameters())
+    assert names[-len(shared[1].named_parameters()):] == [
+        f"shared_experts.1.{name}" for name in shared[1].named_parameters()]
+    assert with_shared.named_parameters()["shared_experts.0.W"] is shared[0].W
+
+
+def test_sigmoid_load_balancing_loss_against_a_loop() -> None:
+    w = deepseek_arrays(34, False, 0)
+    moe = build_deepseek(w, False, 2, None, {"score": "sigmoid"})
+    x = np.random.default_rng(35).normal(size=(30, D_MODEL))
+    p, chosen, _ = moe.route(x)
+    total = 0.0
+    for e in range(E_DS):
+        f = sum(e in row for row in chosen.tolist()) / len(x)
+        total += f * sum(p[n, e] / sum(p[n]) for n in range(len(x))) / len(x)
+    assert moe.load_balancing_loss(x) == pytest.approx(E_DS * total, rel=1e-14)
+
+
+@pytest.mark.parametrize(("kwargs", "exception", "message"), [
+    ({"score": "relu"}, ValueError, "unknown score 'relu'; valid: 'softmax', 'sigmoid'"),
+    ({"bias": np.zeros(3)}, ValueError,
+     "bias must be 1-D with shape (n_experts,) = (4,), got shape (3,)"),
+    ({"bias": np.zeros((1, 4))}, ValueError,
+     "bias must be 1-D with shape (n_experts,) = (4,), got shape (1, 4)"),
+    ({"bias": np.zeros(4, np.float32)}, TypeError,
+     "bias has dtype float32 but the experts float64"),
+    ({"bias": [0.0, np.nan, 0.0, 0.0]}, ValueError,
+     "bias must be finite: a NaN or infinite bias makes the choice meaningless"),
+    ({"n_groups": 3}, ValueError, "n_groups must divide n_experts = 4, got 3"),
+    ({"n_groups": 4}, ValueError, ("n_groups = 4 leaves 1 expert a group: a group's score is the "
+                                   "sum of its two best, so each needs at least 2")),
+    ({"n_groups": 0}, ValueError, "n_groups must be positive, got 0"),
+    ({"n_groups": 2, "top_groups": 3}, ValueError,
+     "top_groups must be at most n_groups = 2, got 3"),
+    ({"top_groups": 1.0}, TypeError, "top_groups must be an int, got float 1.0"),
+    ({"n_groups": 2, "top_groups": 1, "top_k": 3}, ValueError,
+     "top_k = 3 is more than the 2 experts of top_groups = 1 groups of 2"),
+    ({"scale": 0.0}, ValueError, "scale must be in (0, 1e+06], got 0.0"),
+    ({"scale": "2.5"}, TypeError, "scale must be a real number, got str '2.5'"),
+    ({"shared_experts": None}, TypeError,
+     "shared_experts must be a list or tuple, got NoneType None"),
+    ({"shared_experts": ["x"]}, TypeError,
+     "shared_experts[0] must be a FeedForward or GatedFeedForward, got str"),
+    ({"shared_experts": [ffn.FeedForward.random(3, D_FF)]}, ValueError,
+     "shared_experts[0] has d_model 3 but the experts 4"),
+    ({"shared_experts": [ffn.FeedForward.random(D_MODEL, D_FF, dtype=np.float32)]}, TypeError,
+     "shared_experts[0] has dtype float32 but the experts float64"),
+])
+def test_deepseek_option_errors(kwargs: dict[str, object], exception: type[Exception],
+                                message: str) -> None:
+    args: dict[str, object] = {"top_k": 2} | kwargs
+    with raises(exception, message):
+        ffn.MixtureOfExperts(np.ones((D_MODEL, 4)), experts(4), **args)  # type: ignore[arg-type]
+
+
+
+@pytest.mark.parametrize("score", ["softmax", "sigmoid"])
+def test_load_balancing_grad_matches_finite_differences(score: str) -> None:
+    w = deepseek_arrays(36, True, 0)
+    x = np.random.default_rng(37).normal(size=(12, D_MODEL))
+
+    def layer() -> ffn.MixtureOfExperts:
+        return build_deepseek(w, True, 3, None, {"score": score})
+
+    assert choice_margins(layer(), x) > 1e-4  # f stays put under a step of 1e-6
+    expected = numerical_grad(lambda: layer().load_balancing_loss(x), w["router"])
+    np.testing.assert_allclose(layer().load_balancing_grad(x), expected, rtol=1e-6, atol=1e-9)
+    with raises(ValueError, "x has no rows (shape (0, 4)): the load-balancing loss, a mean over "
+                "rows, is undefined"):
+        layer().load_balancing_grad(np.ones((0, D_MODEL)))
 
 
 # ---------------------------------------------------------------- counting

@@ -21,11 +21,13 @@ from scripts.figures import (
     expansion,
     parameters,
     roofline,
+    routing,
 )
 from scripts.figures._common import THEMES, Draw, render
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
-MODULES = (activations, advanced, diagrams, dynamics, errata, expansion, parameters, roofline)
+MODULES = (activations, advanced, diagrams, dynamics, errata, expansion, parameters, roofline,
+           routing)
 
 
 def registry() -> dict[str, Draw]:
