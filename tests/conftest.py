@@ -8,6 +8,10 @@
 
 The site is built once per session, by the first test that needs it (`site_build`), into a
 temporary directory, or into `--site-dir DIR`, kept there (CI publishes that tree).
+
+scripts/test runs two pytest-xdist workers (`-n 2 --dist loadgroup`). Groups keep together
+what shares a process: the site's tests (one build), and each page's blocks with that page's
+digit test (a chain reuses its namespace; the digit test reuses what the page printed).
 """
 
 from __future__ import annotations
@@ -18,10 +22,14 @@ import pytest
 
 from ffn_docs import site
 
-# Not part of --quick: they need no site but take a minute and more each, and they check the
-# repository's tooling, not a page or the package: the lint of the whole tree (ruff, mypy) and
-# the figures drawn twice. They run in the full tier, in CI's "tests" job.
-SLOW = ("tests/test_lint.py", "tests/test_figures.py")
+# Not part of --quick, which is the unit tests, the harness's own tests and the pages: these
+# need no built site but check tooling or start other processes, for a minute and more in all:
+# the lint of the whole tree (ruff, mypy), the figures drawn twice, the builds with a failing
+# notebook and with Zensical, and the two torch.distributed tests (process groups over gloo).
+# They run in the full tier and in CI's "tests" job (-m "not site").
+SLOW = ("tests/test_lint.py", "tests/test_figures.py", "tests/test_notebooks.py",
+        "tests/test_zensical.py", "tests/test_tensor_parallel.py", "tests/test_expert_parallel.py")
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,12 +44,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "site_build" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.site)
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     if config.getoption("--quick"):
         quick = [i for i in items if not i.get_closest_marker("site")
                  and not i.nodeid.startswith(SLOW)]
         config.hook.pytest_deselected(items=[i for i in items if i not in quick])
         items[:] = quick
     items.sort(key=_rank)  # stable: each group keeps the order pytest collected it in
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The pytest-xdist group ``item`` runs in: one worker runs a group, in this order."""
+    if item.get_closest_marker("site"):
+        return "site"
+    path = Path(str(item.path))
+    if path.suffix == ".md":
+        return f"page {path.relative_to(DOCS)}"
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if item.nodeid.startswith("tests/test_docs_digits.py::") and params.get("how") == "recorded":
+        return f"page {params['path'].relative_to(DOCS)}"
+    return None
 
 
 def _rank(item: pytest.Item) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,31 +110,36 @@ def test_the_command_installs_with_apt_get_as_root(tmp_path: Path) -> None:
     assert "note: Debian's poppler-utils is missing" in result.stderr
 
 
-def run_pytest(test: str, hidden: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """``test`` in a pytest of its own, on a machine where package ``hidden`` is missing."""
+def run_pytest(**env: str) -> subprocess.CompletedProcess[str]:
+    """The PDF tests and a browser test in a pytest of their own, on a machine where
+    poppler-utils and chromium are missing (as ffn_docs.system sees it)."""
     code = ("import dataclasses, sys\nfrom ffn_docs import system\n"
-            f"tool = system.TOOLS[{hidden!r}]\n"
-            f"system.TOOLS[{hidden!r}] = dataclasses.replace(tool, commands=('/nonexistent/x',))"
-            "\nimport pytest\n"
-            f"sys.exit(pytest.main([{test!r}, '-q', '-rs']))")
+            "for name in ('poppler-utils', 'chromium'):\n"
+            "    system.TOOLS[name] = dataclasses.replace(system.TOOLS[name],"
+            " commands=('/nonexistent/x',))\n"
+            "import pytest\n"
+            "sys.exit(pytest.main(['tests/test_pdf.py', 'tests/browser/test_lighthouse.py',"
+            " '-q', '-rs', '-p', 'no:xdist']))")
     environ = {k: v for k, v in os.environ.items() if not k.startswith("FFN_REQUIRE_")}
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, env={**environ, **env}, check=False, timeout=300)
 
 
-@pytest.mark.parametrize(("test", "hidden"), [("tests/test_pdf.py", "poppler-utils"),
-                                              ("tests/browser/test_lighthouse.py", "chromium")])
-def test_tests_are_skipped_naming_the_missing_package(test: str, hidden: str) -> None:
-    result = run_pytest(test, hidden)
+def test_tests_are_skipped_naming_the_missing_package() -> None:
+    result = run_pytest()
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"needs Debian's {hidden} (apt-get install -y {hidden}" in result.stdout
-    assert " failed" not in result.stdout and " passed" not in result.stdout
+    pdf = "needs Debian's chromium poppler-utils (apt-get install -y chromium poppler-utils;"
+    browser = "needs Debian's chromium (apt-get install -y chromium;"  # npm is here
+    assert f"[4] tests/test_pdf.py: {pdf}" in result.stdout  # -rs: the reason of each
+    assert re.search(rf"\[1\] tests/browser/test_lighthouse.py:\d+: {re.escape(browser)}",
+                     result.stdout)
+    assert "5 skipped in" in result.stdout
 
 
-@pytest.mark.parametrize(("test", "hidden", "require"), [
-    ("tests/test_pdf.py", "poppler-utils", "FFN_REQUIRE_PDF"),
-    ("tests/browser/test_lighthouse.py", "chromium", "FFN_REQUIRE_BROWSER")])
-def test_tests_fail_where_required(test: str, hidden: str, require: str) -> None:
-    result = run_pytest(test, hidden, **{require: "1"})
+def test_tests_fail_where_required() -> None:
+    result = run_pytest(FFN_REQUIRE_PDF="1", FFN_REQUIRE_BROWSER="1")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert f"{require}=1, but this test needs Debian's {hidden}" in result.stdout
+    assert ("FFN_REQUIRE_BROWSER=1, FFN_REQUIRE_PDF=1, but this test needs Debian's chromium "
+            "poppler-utils") in result.stdout
+    assert "FFN_REQUIRE_BROWSER=1, but this test needs Debian's chromium (" in result.stdout
+    assert "5 errors in" in result.stdout  # each fails in its setup, before any fixture
