@@ -1119,9 +1119,6 @@ KNOWN = {
     "llama_d_ff multiplier tiny": _ZERO_WIDTH, "llama_d_ff multiplier 0.1": _ZERO_WIDTH,
     **{f"get_model {what}": _NAME_TYPE for what in ("None", "int", "list", "bytes",
                                                      "a ModelDims")},
-    "fit block with NaN weights": "FloatingPointError that blames lr for the block's NaN",
-    "fit X too large for the loss": "FloatingPointError that blames lr for an overflow in the "
-                                    "loss before any update",
 }
 
 
