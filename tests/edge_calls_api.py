@@ -193,7 +193,7 @@ def unchanged_after(f: Callable[[object], object], x: np.ndarray) -> Callable[[]
 def activation_cases() -> list[Case]:
     cases = []
     for label, (f, name) in ELEMENTWISE.items():
-        def right(x: object, dtype: type = F64, f: Any = f, name: str = name) -> Any:
+        def right(x: object, dtype: type = F64, name: str = name) -> Any:
             return close(activations(name, x), dtype)
 
         def case(what: str, x: object, dtype: type | None = F64, f: Any = f, label: str = label,
@@ -663,6 +663,7 @@ N_EXP = 4  # not d_model: a transposed router must not fit
 EXPERTS = [{k: _rng.normal(size=v.shape) for k, v in FF_W.items()} for _ in range(N_EXP)]
 ROUTER = _rng.normal(size=(D, N_EXP))
 XM = _rng.normal(size=(4, D))
+DYM = _rng.normal(size=XM.shape)
 
 
 def moe(router: object = ROUTER, experts: Any = None, top_k: Any = 2, **kw: Any
@@ -824,8 +825,6 @@ def moe_cases() -> list[Case]:
                                                                                   "swiglu")),
     ]
 
-
-DYM = _rng.normal(size=XM.shape)
 
 
 # ---------------------------------------------------------------- Sublayer, LayerNorm passes
