@@ -67,6 +67,14 @@ def positive_int(value: object, name: str, zero_ok: bool = False, kind: str = "a
     return int(value)
 
 
+def widths(d_model: object, d_ff: object) -> tuple[int, int]:
+    """``d_model`` and ``d_ff`` as positive ints whose ``(d_model, d_ff)`` matrix numpy can hold."""
+    d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
+    if d_model * d_ff > np.iinfo(np.intp).max // 8:  # numpy's limit, in bytes of float64
+        raise ValueError(f"d_model * d_ff = {d_model} * {d_ff} is too large for an array")
+    return d_model, d_ff
+
+
 def seed(value: object, name: str = "seed") -> int | None:
     """A seed for ``np.random.default_rng``: a non-negative int (not a bool), or None."""
     return None if value is None else positive_int(value, name, zero_ok=True, kind="an int or None")

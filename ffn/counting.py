@@ -53,7 +53,11 @@ def llama_d_ff(d_model: int, multiple_of: int = 256,
     if ffn_dim_multiplier is not None:
         multiplier = check.real(ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
                                 high_open=True, low_open=True)
-        hidden = int(multiplier * hidden)  # the one floating-point step, truncated like Meta's
+        widened = multiplier * hidden  # the one floating-point step, truncated like Meta's
+        if widened == float("inf"):  # int() would raise OverflowError
+            raise ValueError(f"ffn_dim_multiplier {multiplier!r} times {hidden} hidden units is "
+                             "too large for a float")
+        hidden = int(widened)
     return multiple_of * -(-hidden // multiple_of)  # ceiling division
 
 

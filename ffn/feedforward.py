@@ -64,7 +64,7 @@ class FeedForward(Layer):
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
                bias: bool = True) -> FeedForward:
         """Random weights (``random_weights``; ``seed``: int >= 0 or None), zero biases or none."""
-        d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
+        d_model, d_ff = check.widths(d_model, d_ff)
         check.choice(activation, "activation", ACTIVATIONS)  # before drawing anything
         W1, W2 = random_weights(seed, dtype, (d_model, d_ff), (d_ff, d_model))
         b1, b2 = (np.zeros(d_ff, W1.dtype), np.zeros(d_model, W1.dtype)) if check.boolean(

@@ -87,7 +87,7 @@ class GatedFeedForward(Layer):
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
                bias: bool = False) -> GatedFeedForward:
         """Random ``W``, ``V``, ``W2`` (drawn in that order), zero biases with ``bias``."""
-        d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
+        d_model, d_ff = check.widths(d_model, d_ff)
         check.choice(variant, "variant", GATED_VARIANTS)  # before drawing anything
         W, V, W2 = random_weights(seed, dtype, (d_model, d_ff), (d_model, d_ff), (d_ff, d_model))
         b, c, b2 = (np.zeros(n, W.dtype) if check.boolean(bias, "bias") else None

@@ -87,11 +87,14 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
         The trained block (a new one, like ``block``) and the loss after 0, 1, ..., steps updates.
 
     Raises:
-        TypeError, ValueError: for arguments of the wrong type, shape or range.
+        TypeError, ValueError: for arguments of the wrong type, shape or range, a block with NaN
+            or infinite weights, or data whose loss overflows before any update.
         FloatingPointError: if the loss becomes NaN or infinite (the learning rate is too large).
     """
     if not isinstance(block, FeedForward):
         raise TypeError(f"block must be an ffn.FeedForward, got {type(block).__name__}")
+    if not all(np.isfinite(w).all() for w in block.named_parameters().values() if w is not None):
+        raise ValueError("block has NaN or infinite weights: no step can fit them")
     X_arr, Y_arr = _check_data(block, X, Y)
     steps = check.positive_int(steps, "steps")
     rate = check.real(lr, "lr", 0.0, math.inf, high_open=True, low_open=True)
@@ -110,6 +113,9 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
         for t in range(steps + 1):
             y = current(X_arr)  # (n, d_model)
             losses[t] = mean_squared_error(y, Y_arr)
+            if not math.isfinite(losses[t]) and t == 0:  # not lr's doing: no step was taken
+                raise ValueError(f"the loss before any update is {losses[t]}: X and Y are too "
+                                 f"large for the block ({block.dtype}) or the loss (float64)")
             if not math.isfinite(losses[t]):
                 raise FloatingPointError(
                     f"the loss became {losses[t]} after {t} steps: lower lr (it is {rate})")

@@ -1,61 +1,27 @@
-"""Many wrong and edge calls of LayerNorm, Sublayer, gelu, discrepancies and ModelDims.
+"""Many wrong and edge calls of the public ``ffn`` API (issue 26).
 
 Each call must give the right answer (checked against an oracle written here: exact fractions
-for LayerNorm) or a TypeError/ValueError raised by ffn whose message names the
-argument. ``python -m tests.test_edge_calls`` prints how many calls give each outcome.
+for LayerNorm, mpmath and plain loops in ``tests/edge_calls_api.py`` for the rest) or a
+TypeError/ValueError raised by ffn whose message names the argument (a RuntimeError, KeyError
+or FloatingPointError where ffn documents one). ``python -m tests.test_edge_calls`` prints how
+many calls give each outcome; a case with a ``known`` problem left unfixed is a strict xfail.
 """
 
 from __future__ import annotations
 
 import math
-import traceback
-import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import ffn
-
-FFN_DIR = Path(ffn.__file__).resolve().parent
-F32, F64 = np.float32, np.float64
-
-
-@dataclass(frozen=True)
-class Case:
-    """A call; the argument a refusal must name; the right answer's test, if there is one."""
-
-    id: str
-    call: Callable[[], object]
-    arg: str  # a refusal's message must name it
-    right: Callable[[Any], bool] | None = None  # None: the call must be refused
-    words: str = ""  # a refusal's message must also say this
-    refusable: bool | None = None  # may it be refused? Default: when there is no right answer
-
-
-def outcome(case: Case) -> str:
-    """``"right"``, ``"clear error"``, ``"unclear error"`` or ``"silent wrong"``."""
-    refusable = case.right is None if case.refusable is None else case.refusable
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a warning beside a wrong answer does not make it right
-        try:  # the right answer's test runs here too: it may use the result (ModelDims' totals)
-            result = case.call()
-            right = case.right is not None and case.right(result)
-        except (TypeError, ValueError) as error:
-            origin = Path(traceback.extract_tb(error.__traceback__)[-1].filename).resolve()
-            clear = (refusable and case.arg in str(error) and case.words in str(error)
-                     and FFN_DIR in origin.parents)
-            return "clear error" if clear else "unclear error"
-        except Exception:  # any other exception is an unclear refusal
-            return "unclear error"
-    return "right" if right else "silent wrong"
-
+from tests.edge_calls_api import api_cases
+from tests.edge_case import F32, F64, Case, array_equals, equals, outcome
 
 # ---------------------------------------------------------------- oracles
 
@@ -114,15 +80,6 @@ def post_norm_case(id: str, x: np.ndarray) -> Case:
     norm = ffn.LayerNorm(d, beta=beta)
     return Case(id, lambda: ffn.Sublayer(block, norm, "post")(x), "x",
                 close_to(layer_norm_exact(x, np.ones(d), beta, 1e-5), dtype))
-
-
-def equals(expected: object) -> Callable[[Any], bool]:
-    return lambda result: bool(result == expected)
-
-
-def array_equals(expected: Sequence[float], dtype: type = F64) -> Callable[[Any], bool]:
-    return lambda y: (isinstance(y, np.ndarray) and y.dtype == dtype
-                      and np.array_equal(y, np.asarray(expected, dtype)))
 
 
 def dims_total(d: int, f: int, layers: int, vocab: int, other: int = 0) -> int:
@@ -352,10 +309,12 @@ def model_dims_cases() -> list[Case]:
 
 
 CASES = [*layer_norm_cases(), *sublayer_cases(), *gelu_cases(), *discrepancies_cases(),
-         *model_dims_cases()]
+         *model_dims_cases(), *api_cases()]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=c.known)] * bool(c.known))
+    for c in CASES])
 def test_right_answer_or_clear_error(case: Case) -> None:
     assert outcome(case) in ("right", "clear error")
 
@@ -365,4 +324,5 @@ if __name__ == "__main__":
     print(f"{len(CASES)} calls:", dict(Counter(outcomes.values())))
     for id, result in outcomes.items():
         if result not in ("right", "clear error"):
-            print(f"  {result}: {id}")
+            known = next(c.known for c in CASES if c.id == id)
+            print(f"  {result}: {id}" + (f"  (known: {known})" if known else ""))
