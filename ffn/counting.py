@@ -43,7 +43,7 @@ def llama_d_ff(d_model: int, multiple_of: int = 256,
     All of it is integer arithmetic except the multiplier: floating point enters only there, in
     ``int(ffn_dim_multiplier * hidden)``, a float product truncated as Meta's code truncates it
     (``int(0.29 * 200)`` is 57, not 58). A ValueError unless the multiplier is positive and
-    finite.
+    finite, and for a width that truncates to zero (where Meta's code returns 0).
     """
     d_model = check.positive_int(d_model, "d_model")
     multiple_of = check.positive_int(multiple_of, "multiple_of")
@@ -58,6 +58,9 @@ def llama_d_ff(d_model: int, multiple_of: int = 256,
             raise ValueError(f"ffn_dim_multiplier {multiplier!r} times {hidden} hidden units is "
                              "too large for a float")
         hidden = int(widened)
+        if hidden == 0:  # Meta's code would round 0 up to 0: a block without hidden units
+            raise ValueError(f"ffn_dim_multiplier {multiplier!r} times {8 * d_model // 3} "
+                             "hidden units truncates to zero hidden units")
     return multiple_of * -(-hidden // multiple_of)  # ceiling division
 
 

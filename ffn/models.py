@@ -298,8 +298,11 @@ def get_model(name: str) -> ModelDims:
     """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from any of the four tuples:
     ``MODELS``, ``LLAMA_MODELS``, ``MOE_MODELS`` and ``FINE_GRAINED_MOE_MODELS``.
 
-    A KeyError listing the valid names if there is no such model.
+    A KeyError listing the valid names if there is no such model, a TypeError for a name that
+    is not a str.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {check.describe(name)}")
     every = (*MODELS, *LLAMA_MODELS, *MOE_MODELS, *FINE_GRAINED_MOE_MODELS)
     for model in every:
         if model.name == name:

@@ -1109,16 +1109,7 @@ def training_cases() -> list[Case]:
 
 
 # Problems the probe found and ffn does not fix yet: case id -> why (a strict xfail in pytest).
-_NAME_TYPE = ("KeyError for a name that is not a str: a TypeError needs a line in get_model, "
-              "whose body wt-deepseek is rewriting; add it once that branch is merged")
-_ZERO_WIDTH = ("a width of 0 hidden units, as Meta's code gives; test_counting holds llama_d_ff "
-               "to Meta's code for every d_model from 1 (d_model 1 with 0.29 gives 0), so a "
-               "refusal is the LLaMA-sizing owners' call")
-KNOWN = {
-    "llama_d_ff multiplier tiny": _ZERO_WIDTH, "llama_d_ff multiplier 0.1": _ZERO_WIDTH,
-    **{f"get_model {what}": _NAME_TYPE for what in ("None", "int", "list", "bytes",
-                                                     "a ModelDims")},
-}
+KNOWN: dict[str, str] = {}  # id -> why a case still fails: none today
 
 
 def api_cases() -> list[Case]:

@@ -109,8 +109,13 @@ def test_llama_d_ff_follows_metas_code_step_for_step() -> None:
 
     for d_model in [*range(1, 3000), 2**40 + 1, 2**49 + 7]:  # floor division == float division
         for multiple_of, multiplier in [(1, None), (256, None), (7, 1.3), (1024, 0.29), (1, 0.7)]:
-            assert ffn.llama_d_ff(d_model, multiple_of, multiplier) == meta(
-                d_model, multiple_of, multiplier), (d_model, multiple_of, multiplier)
+            expected = meta(d_model, multiple_of, multiplier)
+            if expected == 0:  # Meta's code gives a block with no hidden units; ffn refuses it
+                with pytest.raises(ValueError, match="truncates to zero hidden units"):
+                    ffn.llama_d_ff(d_model, multiple_of, multiplier)
+                continue
+            assert ffn.llama_d_ff(d_model, multiple_of, multiplier) == expected, (
+                d_model, multiple_of, multiplier)
     # Where floating point shows: 0.29 * 200 is 57.99999999999999 in float64, so 57, not 58.
     assert ffn.llama_d_ff(75, 1, 0.29) == 57
     assert ffn.llama_d_ff(4096, 256, None) == ffn.llama_d_ff(4096) == 11008  # the default kept
