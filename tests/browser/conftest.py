@@ -10,6 +10,7 @@ here lists pages by hand: a page added to the site is checked from the next run 
 from __future__ import annotations
 
 import os
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from ffn_docs import chromium
+from ffn_docs import chromium, lighthouse
 from ffn_docs import site as sitetools
 
 SCHEMES = ("light", "dark")
@@ -48,18 +49,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.site)  # they all visit the built site
 
 
-LIGHTHOUSE_SCORES: list[str] = []  # the score table, filled by test_lighthouse
-SCREENSHOTS: list[Path] = []  # filled by test_screenshots
+# Under pytest-xdist a worker runs those tests and the main process writes the summary, so the
+# table goes through a file: printed when this session wrote it.
+SCORES_FILE = lighthouse.REPORTS / "scores.txt"
+_STARTED: list[float] = []
+
+
+def pytest_sessionstart() -> None:
+    _STARTED[:] = [time.time()]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if LIGHTHOUSE_SCORES:
-        terminalreporter.write_sep("-", "Lighthouse scores (reports in .cache/lighthouse)")
-        for line in LIGHTHOUSE_SCORES:
+    if SCORES_FILE.is_file() and _STARTED and SCORES_FILE.stat().st_mtime >= _STARTED[0]:
+        terminalreporter.write_sep("-", f"Lighthouse scores (reports in {SCORES_FILE.parent})")
+        for line in SCORES_FILE.read_text(encoding="utf-8").splitlines():
             terminalreporter.write_line(line)
-    if SCREENSHOTS:
+    shots = [p for p in SCREENSHOT_DIR.glob("*.png") if _STARTED and p.stat().st_mtime
+             >= _STARTED[0]] if SCREENSHOT_DIR.is_dir() else []
+    if shots:
         terminalreporter.write_sep("-", "browser screenshots")
-        terminalreporter.write_line(f"{len(SCREENSHOTS)} screenshots in {SCREENSHOT_DIR}")
+        terminalreporter.write_line(f"{len(shots)} screenshots in {SCREENSHOT_DIR}")
 
 
 @dataclass
