@@ -395,6 +395,11 @@ def _check_ties(state: State, page: Page, block: Block, values: list[str | Excep
     problems: list[str] = []
     fixes: dict[int, list[tuple[int, int, str]]] = {}  # line -> (start, end, new text)
     for (n, m), value in zip(block.ties, values, strict=True):
+        if "][" in m["expr"]:  # caught here, in every tier, not only by the site's build
+            problems.append(f"{page.name}:{n + 1}: prose tie {m['expr']!r} holds '][', which "
+                            "mkdocs-autorefs reads as a cross-reference ([text][id]) and the "
+                            "strict build refuses: name the value in the block above instead")
+            continue
         if isinstance(value, Exception):  # report it at the page's line, not deep in eval
             problems.append(f"{page.name}:{n + 1}: prose tie {m['expr']!r} cannot be "
                             f"evaluated: {type(value).__name__}: {value}")

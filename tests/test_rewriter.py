@@ -288,6 +288,16 @@ def test_tie_expression_containing_the_comment_end_is_named(pytester: pytest.Pyt
             "\"{'\": an expression cannot contain `-->`*")
 
 
+def test_tie_holding_a_cross_reference_is_refused_before_the_build(
+        pytester: pytest.Pytester) -> None:
+    # `{runs["a"][0]}` passed the page's checks, then failed the strict build: mkdocs-autorefs
+    # reads `["a"][0]` as a reference link. The harness says so in every tier.
+    refused(pytester, "```python\nruns = {'a': [3]}\n```\n\nIt is 3<!--= {runs['a'][0]} -->.\n",
+            # (fnmatch: `[` opens a character class, so the expression is matched by `*`)
+            "page.md:5: prose tie \"{runs*0]}\" holds '*', which mkdocs-autorefs reads as "
+            "a cross-reference*")
+
+
 def test_tie_comment_split_across_lines_is_named(pytester: pytest.Pytester) -> None:
     # Item 13: reported as "does not follow a number directly".
     refused(pytester, "```python\nn = 768\n```\n\nIt is 768<!--= {n}\n-->.\n",
