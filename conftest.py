@@ -1,3 +1,104 @@
-# Plugins for every run, including `./scripts/test docs/some-page.md`:
-# the docs harness (output and prose-number checks) and pytester (the harness's own tests).
+"""Plugins for every run, the test tiers, and the session's one build of the site.
+
+Here at the root, so that a run of one page (`./scripts/test docs/gelu.md`) has them too:
+the docs harness (output and prose-number checks, harness/plugin.py), the `needs` marker
+(harness/requires.py) and pytester (the harness's own tests).
+
+- `./scripts/test`: everything.
+- `./scripts/test --quick`: the unit tests, the harness's own tests and every page's blocks:
+  no site build, no browser.
+- Markers select the rest: `site` (needs the built site: marked here, from the fixture),
+  `browser` (drives Chromium: tests/browser), `lighthouse`; e.g. `-m site`, `-m "not site"`.
+
+The site is built once per session, by the first test that needs it (`site_build`), into a
+temporary directory, or into `--site-dir DIR`, kept there (CI publishes that tree).
+
+scripts/test runs two pytest-xdist workers (`-n 2 --dist loadgroup`). Groups keep together
+what shares a process: the site's tests (one build), and each page's blocks with that page's
+digit test (a chain reuses its namespace; the digit test reuses what the page printed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _pytest.nodeid import NodeId  # see _name_group
+
+from ffn_docs import site
+
 pytest_plugins = ["harness.plugin", "harness.requires", "pytester"]
+
+# Not part of --quick, which is the unit tests, the harness's own tests and the pages: these
+# need no built site but check tooling or start other processes, for a minute and more in all:
+# the lint of the whole tree (ruff, mypy), the figures drawn twice, the builds with a failing
+# notebook and with Zensical, and the two torch.distributed tests (process groups over gloo).
+# They run in the full tier and in CI's "tests" job (-m "not site").
+SLOW = ("tests/test_lint.py", "tests/test_figures.py", "tests/test_notebooks.py",
+        "tests/test_zensical.py", "tests/test_tensor_parallel.py", "tests/test_expert_parallel.py")
+DOCS = Path(__file__).resolve().parent / "docs"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ffn", "FFN by the Numbers")
+    group.addoption("--quick", action="store_true",
+                    help="unit tests, the harness's tests and every page's blocks only")
+    group.addoption("--site-dir", type=Path, default=None, metavar="DIR",
+                    help="build the site into DIR (kept) instead of a temporary directory")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (its own hook)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "site_build" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.site)
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):  # set in pytest-xdist's workers
+                _name_group(item, group)
+    if config.getoption("--quick"):
+        quick = [i for i in items if not i.get_closest_marker("site")
+                 and not i.nodeid.startswith(SLOW)]
+        config.hook.pytest_deselected(items=[i for i in items if i not in quick])
+        items[:] = quick
+    items.sort(key=_rank)  # stable: each group keeps the order pytest collected it in
+
+
+def _name_group(item: pytest.Item, group: str) -> None:
+    """Give ``item``'s id the ``@group`` suffix pytest-xdist's scheduler groups by. xdist 3.8
+    writes it to ``item._nodeid``, which pytest 9.2 no longer reads (ids are structured): the
+    groups were silently ignored (pytest-xdist issue 1386, fix pending in PR 1388). Here, as
+    that fix does, the structured id gets it. Drop this when xdist does it again."""
+    if "@" not in item.nodeid:
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The pytest-xdist group ``item`` runs in: one worker runs a group, in this order."""
+    if item.get_closest_marker("site"):
+        return "site"
+    path = Path(str(item.path))
+    if path.suffix == ".md":
+        return f"page {path.relative_to(DOCS)}"
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if item.nodeid.startswith("tests/test_docs_digits.py::") and params.get("how") == "recorded":
+        return f"page {params['path'].relative_to(DOCS)}"
+    return None
+
+
+def _rank(item: pytest.Item) -> int:
+    if item.get_closest_marker("site"):
+        return 2  # last: the quick failures first, and the build only when they are done
+    if item.nodeid.startswith("tests/test_docs_digits.py::"):
+        return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
+    return 0
+
+
+@pytest.fixture(scope="session")
+def site_build(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> site.Build:
+    """The site, built once per session as CI builds it (`mkdocs build --strict`, links
+    checked, notebooks run) for test_site, test_notebooks, test_pdf and the browser tests."""
+    site_dir = request.config.getoption("--site-dir") or tmp_path_factory.mktemp("site")
+    return site.build(Path(site_dir).resolve())

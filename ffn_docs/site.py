@@ -59,7 +59,7 @@ def markdown_sources() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Build:
-    """One `build`: a test session shares one (tests/conftest.py)."""
+    """One `build`: a test session shares one (the root conftest.py)."""
 
     dir: Path | None  # the site, None when the build failed
     log: str  # mkdocs' output

@@ -8,7 +8,7 @@ sitting under a python block.
 A changed digit in an output or in prose cannot change what the page's code does, so the code
 need not run again for the changed copies (it takes up to a minute and a half on one page):
 
-- where the docs run of this session ran the page (tests/conftest.py orders these tests after
+- where the docs run of this session ran the page (the root conftest.py orders these tests after
   it), the copies are checked with the harness's own checks (`_check_output`, `_check_ties`)
   against what each block printed and each tie gave in that run (`harness.RECORDED`);
 - otherwise (this file run alone), round 0's copy is run by the harness in a pytester session,

@@ -1,7 +1,7 @@
 """The notebooks under docs/notebooks/: committed without outputs, executed at every build.
 
 mkdocs-jupyter runs each notebook when the site is built. These tests check the session's one
-build of the whole site (tests/conftest.py, shared with tests/test_site.py and the browser
+build of the whole site (the root conftest.py, shared with tests/test_site.py and the browser
 tests), and a small site built with the real mkdocs.yml (its plugins, hooks and theme
 overrides) around a notebook that fails, that:
 

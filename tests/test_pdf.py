@@ -1,4 +1,4 @@
-"""The book as a PDF (hooks/pdf.py): the session's build (tests/conftest.py) has print/, every
+"""The book as a PDF (hooks/pdf.py): the session's build (the root conftest.py) has print/, every
 page of the nav on one page, and ffn-by-the-numbers.pdf printed from it by Chromium. The PDF's
 text is read with poppler's pdftotext (`apt-get install -y poppler-utils`; .ci/run installs
 it): every page's title is there, in nav order; every light figure is there (each has a

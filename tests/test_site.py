@@ -1,6 +1,6 @@
 """The site builds with `mkdocs build --strict`: no warning, broken link or bad anchor.
 
-The build is the session's one build (tests/conftest.py), which the notebook and browser tests
+The build is the session's one build (the root conftest.py), which the notebook and browser tests
 check too. It runs with the link check (htmlproofer) on and the notebook cache off, as CI
 does; ./scripts/serve turns both the other way, for speed."""
 

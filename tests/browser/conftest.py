@@ -1,6 +1,6 @@
 """Browser tests of the built site, in Debian's Chromium driven by Playwright.
 
-Once per session, on the session's build (tests/conftest.py), served on 127.0.0.1: every page
+Once per session, on the session's build (the root conftest.py), served on 127.0.0.1: every page
 listed in the built sitemap.xml is visited in both colour schemes (`visits`), recording what the
 tests then check (console errors, failed and third-party requests, images, math, code-copy
 buttons, links, axe-core results). All browser tests share one Chromium (`browser`). Nothing
@@ -102,7 +102,7 @@ class Site:
 def site(site_build: sitetools.Build) -> Iterator[Site]:
     if not sitetools.AXE_JS.is_file():
         pytest.fail(f"{sitetools.AXE_JS} is missing: run `npm ci`", pytrace=False)
-    site_dir = site_build.dir  # the session's one build (tests/conftest.py)
+    site_dir = site_build.dir  # the session's one build (the root conftest.py)
     if site_dir is None:
         pytest.fail(f"mkdocs build --strict failed:\n{site_build.log}", pytrace=False)
     # A page edited while the site was built has no reliable count: leave it out.
