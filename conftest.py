@@ -62,7 +62,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                  and not i.nodeid.startswith(SLOW)]
         config.hook.pytest_deselected(items=[i for i in items if i not in quick])
         items[:] = quick
-    items.sort(key=_rank)  # stable: each group keeps the order pytest collected it in
+    workers = hasattr(config, "workerinput")  # a pytest-xdist worker
+    items.sort(key=lambda item: _rank(item, workers))  # stable: a group keeps its order
 
 
 def _name_group(item: pytest.Item, group: str) -> None:
@@ -78,6 +79,8 @@ def _group(item: pytest.Item) -> str | None:
     """The pytest-xdist group ``item`` runs in: one worker runs a group, in this order."""
     if item.get_closest_marker("site"):
         return "site"
+    if item.nodeid.startswith(("tests/test_moe_transformers.py", "tests/test_transformers_ref")):
+        return "transformers"  # one worker imports transformers' model code (seconds)
     path = Path(str(item.path))
     if path.suffix == ".md":
         return f"page {path.relative_to(DOCS)}"
@@ -87,11 +90,16 @@ def _group(item: pytest.Item) -> str | None:
     return None
 
 
-def _rank(item: pytest.Item) -> int:
+def _rank(item: pytest.Item, workers: bool) -> int:
+    """Where ``item`` runs. With workers, the longest groups start first (the site's build and
+    browser tests, then the pages, whose chains are the slowest), so that neither worker is
+    left alone with one at the end; in one process, the quick failures show first."""
     if item.get_closest_marker("site"):
-        return 2  # last: the quick failures first, and the build only when they are done
+        return -2 if workers else 2
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
         return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
+    if Path(str(item.path)).suffix == ".md":
+        return -1 if workers else 0
     return 0
 
 

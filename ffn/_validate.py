@@ -29,6 +29,8 @@ def float_array(value: object, name: str) -> FloatArray:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} could not be converted to an array: {error}") from None
+    if array.dtype in FLOAT_DTYPES:  # the common case, native float32/float64: nothing to do
+        return array
     made_of_numbers = array.dtype == object and not isinstance(value, np.ndarray) and all(
         isinstance(v, (int, float)) for v in array.flat)
     if made_of_numbers:  # Python ints beyond int64, which numpy keeps as objects
@@ -136,6 +138,11 @@ def shared_dtype(arrays: dict[str, FloatArray | None]) -> np.dtype[np.floating[A
     return float_dtype(next(iter(present.values())).dtype)
 
 
+def _spec(names: list[str]) -> str:
+    """``["d_model", "d_ff"]`` as ``"(d_model, d_ff)"``, ``["d_ff"]`` as ``"(d_ff,)"``."""
+    return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+
+
 def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, ...] = (),
            known: dict[str, int] | None = None
            ) -> tuple[dict[str, FloatArray | None], dict[str, int]]:
@@ -152,15 +159,14 @@ def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, 
             continue
         array = arrays[name] = float_array(value, name)
         names = axes[name].split()
-        spec = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
         if len(names) == 1 and names[0] in size and array.shape != (size[names[0]],):
-            raise ValueError(f"{name} must be 1-D with shape {spec} = ({size[names[0]]},), "
+            raise ValueError(f"{name} must be 1-D with shape {_spec(names)} = ({size[names[0]]},), "
                              f"got shape {array.shape}")
         if array.ndim != len(names):
-            raise ValueError(f"{name} must be {len(names)}-D with shape {spec}, "
+            raise ValueError(f"{name} must be {len(names)}-D with shape {_spec(names)}, "
                              f"got shape {array.shape}")
         if 0 in array.shape:
-            raise ValueError(f"{name} has shape {array.shape}: both dimensions of {spec} "
+            raise ValueError(f"{name} has shape {array.shape}: both dimensions of {_spec(names)} "
                              "must be positive")
         want = tuple(size.get(a, n) for a, n in zip(names, array.shape, strict=True))
         if array.shape != want:
@@ -169,7 +175,7 @@ def params(given: dict[str, object], axes: dict[str, str], optional: tuple[str, 
             why = f"{axis} is {size[axis]}" if other is None else \
                 f"{source[axis]} has shape {other.shape}"
             raise ValueError(f"{name} has shape {array.shape} but {why}: "
-                             f"{name} must be {spec} = {want}")
+                             f"{name} must be {_spec(names)} = {want}")
         for axis, n in zip(names, array.shape, strict=True):
             if axis not in size:
                 size[axis], source[axis] = int(n), name

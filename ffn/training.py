@@ -41,7 +41,12 @@ def mean_squared_error(y: object, target: object) -> float:
         raise ValueError(f"y has shape {y_arr.shape} but target has shape {t_arr.shape}")
     if y_arr.size == 0:
         raise ValueError("y and target are empty: the mean squared error is undefined")
-    diff = y_arr.astype(np.float64) - t_arr.astype(np.float64)
+    return _mse(y_arr, t_arr)
+
+
+def _mse(y: FloatArray, target: FloatArray) -> float:
+    """``mean_squared_error`` of two checked arrays of one shape (fit checks them once)."""
+    diff = y.astype(np.float64) - target.astype(np.float64)
     return float(np.mean(diff * diff))
 
 
@@ -112,7 +117,7 @@ def fit(block: FeedForward, X: object, Y: object, steps: int, lr: float,
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(steps + 1):
             y = current(X_arr)  # (n, d_model)
-            losses[t] = mean_squared_error(y, Y_arr)
+            losses[t] = _mse(y, Y_arr)
             if not math.isfinite(losses[t]) and t == 0:  # not lr's doing: no step was taken
                 raise ValueError(f"the loss before any update is {losses[t]}: X and Y are too "
                                  f"large for the block ({block.dtype}) or the loss (float64)")

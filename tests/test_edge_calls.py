@@ -312,11 +312,25 @@ CASES = [*layer_norm_cases(), *sublayer_cases(), *gelu_cases(), *discrepancies_c
          *model_dims_cases(), *api_cases()]
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=c.known)] * bool(c.known))
-    for c in CASES])
-def test_right_answer_or_clear_error(case: Case) -> None:
-    assert outcome(case) in ("right", "clear error")
+def _area(case: Case) -> str:
+    return case.id.split()[0]  # "gelu", "FF", "fast", "dims", ...: the API under test
+
+
+AREAS = sorted({_area(c) for c in CASES})
+
+
+@pytest.mark.parametrize("area", AREAS)
+def test_right_answer_or_clear_error(area: str) -> None:
+    """Every call of one area (one test each, not one per call: 1,373 items would cost more in
+    collection and reporting than the calls themselves); a known failure must still fail."""
+    problems = []
+    for case in (c for c in CASES if _area(c) == area):
+        result = outcome(case)
+        ok = result in ("right", "clear error")
+        if ok == bool(case.known):  # a wrong answer, or a known one that is fixed now
+            problems.append(f"{case.id}: {result}" + (f" (known: {case.known}; fixed? remove "
+                                                      "it from KNOWN)" if case.known else ""))
+    assert not problems, "\n".join(problems)
 
 
 if __name__ == "__main__":

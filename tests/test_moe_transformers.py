@@ -25,7 +25,9 @@ FFN_REQUIRE_TORCH=1 (set by CI), which makes a missing torch or transformers a f
 
 from __future__ import annotations
 
+import importlib
 import os
+import types
 
 import numpy as np
 import pytest
@@ -36,9 +38,12 @@ from tests.test_torch_reference import ATOL, RTOL, import_or_skip
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident
 torch = import_or_skip("torch")
 transformers = import_or_skip("transformers")
-from transformers.models.deepseek_v3 import modeling_deepseek_v3  # noqa: E402
-from transformers.models.mixtral import modeling_mixtral  # noqa: E402
-from transformers.models.olmoe import modeling_olmoe  # noqa: E402
+
+
+def modeling(model: str) -> types.ModuleType:
+    """transformers' ``modeling_<model>`` module, imported when a test first needs it: at the
+    top of the file, these imports were two seconds of every collection."""
+    return importlib.import_module(f"transformers.models.{model}.modeling_{model}")
 
 F32_RTOL = 1e-6  # the routers' float32 softmax: float32 has a relative precision of 6e-8
 
@@ -90,10 +95,10 @@ def torch_block(moe: ffn.MixtureOfExperts, olmoe: bool) -> object:
     if olmoe:
         config = transformers.OlmoeConfig(num_experts=moe.n_experts,
                                           norm_topk_prob=moe.normalize, **kw)
-        block = modeling_olmoe.OlmoeSparseMoeBlock(config)
+        block = modeling("olmoe").OlmoeSparseMoeBlock(config)
     else:
         config = transformers.MixtralConfig(num_local_experts=moe.n_experts, **kw)
-        block = modeling_mixtral.MixtralSparseMoeBlock(config)
+        block = modeling("mixtral").MixtralSparseMoeBlock(config)
     block = block.to(torch.float64).eval()
     with torch.no_grad():  # Linear weights are (out, in): the transposes of ffn's
         block.gate.weight.copy_(torch.tensor(moe.router.T))
@@ -140,7 +145,7 @@ def test_load_balancing_loss_matches_transformers(top_k: int) -> None:
     moe = ffn.MixtureOfExperts.random(16, 8, 6, top_k=top_k, seed=5)
     x = np.random.default_rng(6).normal(size=(50, 16))
     logits = torch.tensor(x @ moe.router)
-    theirs = modeling_mixtral.load_balancing_loss_func((logits,), moe.n_experts, top_k)
+    theirs = modeling("mixtral").load_balancing_loss_func((logits,), moe.n_experts, top_k)
     # transformers sums in float32 (its histc and probability sums): rtol 1e-6
     assert moe.load_balancing_loss(x) == pytest.approx(float(theirs), rel=F32_RTOL)
 
@@ -174,7 +179,7 @@ def deepseek_block(moe: ffn.MixtureOfExperts) -> object:
         num_experts_per_tok=moe.top_k, n_group=moe.n_groups, topk_group=moe.top_groups,
         routed_scaling_factor=moe.scale, norm_topk_prob=moe.normalize,
         n_shared_experts=len(moe.shared_experts))
-    block = modeling_deepseek_v3.DeepseekV3MoE(config).to(torch.float64).eval()
+    block = modeling("deepseek_v3").DeepseekV3MoE(config).to(torch.float64).eval()
     assert moe.bias is not None
     with torch.no_grad():
         block.gate.weight.copy_(torch.tensor(moe.router.T))  # (n_experts, d_model)

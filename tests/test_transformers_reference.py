@@ -11,7 +11,9 @@ FFN_REQUIRE_TORCH=1 (set by CI), which makes a missing torch or transformers a f
 
 from __future__ import annotations
 
+import importlib
 import os
+import types
 from collections.abc import Callable
 
 import numpy as np
@@ -23,9 +25,12 @@ from tests.test_torch_reference import ATOL, RTOL, import_or_skip
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident
 torch = import_or_skip("torch")
 transformers = import_or_skip("transformers")
-from transformers.models.bert import modeling_bert  # noqa: E402
-from transformers.models.gpt2 import modeling_gpt2  # noqa: E402
-from transformers.models.llama import modeling_llama  # noqa: E402
+
+
+def modeling(model: str) -> types.ModuleType:
+    """transformers' ``modeling_<model>`` module, imported when a test first needs it: at the
+    top of the file, these imports were two seconds of every collection."""
+    return importlib.import_module(f"transformers.models.{model}.modeling_{model}")
 
 # Which part of ffn's count each named parameter belongs to: the first rule whose substring
 # occurs in the name wins.
@@ -117,7 +122,7 @@ def inputs() -> tuple[np.ndarray, object]:
 def test_gpt2_mlp(hf_name: str, ours: str) -> None:
     config = transformers.GPT2Config(n_embd=D_MODEL, activation_function=hf_name,
                                      resid_pdrop=0.0)
-    mlp = modeling_gpt2.GPT2MLP(D_FF, config).double().eval()
+    mlp = modeling("gpt2").GPT2MLP(D_FF, config).double().eval()
     fill(mlp, 1)
     # Conv1D stores its weight as (in, out): the row-vector W1 as it is, no transpose.
     block = ffn.FeedForward(numpy(mlp.c_fc.weight), numpy(mlp.c_fc.bias),
@@ -134,8 +139,8 @@ def test_gpt2_gelu_forms_differ_so_the_check_above_can_tell_them_apart() -> None
 def test_bert_intermediate_and_output_are_a_post_norm_sublayer() -> None:
     config = transformers.BertConfig(hidden_size=D_MODEL, intermediate_size=D_FF,
                                      hidden_dropout_prob=0.0)
-    intermediate = modeling_bert.BertIntermediate(config).double().eval()
-    output = modeling_bert.BertOutput(config).double().eval()
+    intermediate = modeling("bert").BertIntermediate(config).double().eval()
+    output = modeling("bert").BertOutput(config).double().eval()
     fill(intermediate, 2)
     fill(output, 3)
     # nn.Linear stores (out, in): transpose to the row-vector (in, out).
@@ -153,7 +158,7 @@ def test_bert_intermediate_and_output_are_a_post_norm_sublayer() -> None:
 def test_llama_mlp_is_a_swiglu_block() -> None:
     config = transformers.LlamaConfig(hidden_size=D_MODEL, intermediate_size=D_FF,
                                       num_attention_heads=4)
-    mlp = modeling_llama.LlamaMLP(config).double().eval()
+    mlp = modeling("llama").LlamaMLP(config).double().eval()
     fill(mlp, 4)
     t: Callable[[object], np.ndarray] = lambda w: numpy(w).T  # noqa: E731  (out, in) -> (in, out)
     block = ffn.GatedFeedForward(t(mlp.gate_proj.weight), t(mlp.up_proj.weight),
