@@ -64,7 +64,7 @@ function mountSizer(root) {
           <option value="4">4 (float32)</option></select></div>
       <p class="ffn-widget__note" data-note aria-live="polite"></p>
       <dl class="ffn-results" aria-live="polite">
-        ${result("dFfShown", "d_ff")}
+        ${result("dFfShown", "Hidden width d_ff, as used")}
         ${result("perLayer", "FFN parameters per layer")}
         ${result("perLayerActive", "… of which one token uses")}
         ${result("share", "FFN share of the layer (FFN / (FFN + attention))")}

@@ -78,7 +78,8 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
         ("Experts per token (top-k)", "4", {"top_k": 4}),
     ]
     for label, value, change in steps:
-        control = widget.get_by_label(label, exact=False).first
+        # Exact labels ("d_ff" is also in "d_ff as given"), but for the rule's long one.
+        control = widget.get_by_label(label, exact=not label.startswith("LLaMA"))
         if isinstance(value, bool):
             control.set_checked(value)
         else:
@@ -89,12 +90,12 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
         widget.get_by_label("Bytes per weight").select_option(str(size))
         assert_sizer_shows(widget, model, size)
     # By keyboard: arrow keys step a number field.
-    widget.get_by_label("d_model").focus()
+    widget.get_by_label("d_model", exact=True).focus()
     page.keyboard.press("ArrowUp")
     model = dataclasses.replace(model, d_model=1001)
     assert_sizer_shows(widget, model, 4)
     # Dimensions ffn refuses: named, and no numbers.
-    widget.get_by_label("Experts per token (top-k)").fill("17")
+    widget.get_by_label("Experts per token (top-k)", exact=True).fill("17")
     expect(widget.locator("[data-note]")).to_contain_text("top-k must be at most")
     assert set(shown_sizer(widget).values()) == {""}
     with pytest.raises(ValueError, match="top_k"):
