@@ -259,9 +259,16 @@ function mountActivations(root) {
 
 const MOUNT = {sizer: mountSizer, activations: mountActivations};
 
+// Each widget is mounted when it comes near the screen, not at load: a reader who never
+// scrolls to it costs the page nothing (Lighthouse counted its layout as blocking time).
+const observer = new IntersectionObserver(entries => {
+  for (const entry of entries) {
+    if (!entry.isIntersecting) continue;
+    observer.unobserve(entry.target);
+    MOUNT[entry.target.dataset.widget](entry.target);
+    entry.target.classList.add("ffn-widget--live");  // hides the table (extra.css), not in print
+  }
+}, {rootMargin: "600px 0px"});
 for (const root of document.querySelectorAll(".ffn-widget[data-widget]")) {
-  const mount = MOUNT[root.dataset.widget];
-  if (!mount) continue;
-  mount(root);
-  root.classList.add("ffn-widget--live");  // hides the table (extra.css), not in print
+  if (MOUNT[root.dataset.widget]) observer.observe(root);
 }

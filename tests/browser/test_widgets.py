@@ -1,8 +1,9 @@
 """The FFN lab's widgets in the built site: every control moved (by mouse and by keyboard), and
 what the page then shows compared with ffn's numbers for the same input, printed as the
 chapters print them (ffn_docs/widgets.py); without JavaScript and in print, ffn's table.
-axe-core and the console of these pages, in both schemes, are checked with every other page
-(test_pages.py); here, that the visits saw the widgets mounted."""
+A widget mounts when it nears the screen (widgets.js), so each test scrolls to it first, and
+axe-core runs here on the mounted widgets in both schemes (test_pages.py's visits, which do
+not scroll, check the pages with their tables)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,32 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 import ffn
 from ffn.models import ModelDims
+from ffn_docs import site as sitetools
 from ffn_docs import widgets
-from tests.browser.conftest import SCHEMES, SCREENSHOT_DIR, Recorder, Site, Visit, open_page
+from tests.browser.conftest import (
+    AXE_JS,
+    AXE_TAGS,
+    SCHEMES,
+    SCREENSHOT_DIR,
+    Recorder,
+    Site,
+    Visit,
+    open_page,
+)
 
 SIZER_PAGE, ACTIVATIONS_PAGE = "parameters-flops/", "gelu/"
 SIZER_RESULTS = ("dFf", "perLayer", "perLayerActive", "share", "total", "totalActive",
                  "flops", "flopsTraining", "bytes", "gigabytes")
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def open_widget(page: Page, url: str, name: str) -> Locator:
+    """Go to the page, scroll to the widget and wait until it has mounted."""
+    page.goto(url)
+    root = page.locator(f'[data-widget="{name}"]')
+    root.scroll_into_view_if_needed()
+    expect(root).to_have_class("ffn-widget ffn-widget--live")
+    return root
 
 
 def shown_sizer(widget: Locator) -> dict[str, str]:
@@ -39,8 +59,7 @@ def assert_sizer_shows(widget: Locator, model: ModelDims, bytes_per_weight: int 
 
 def test_sizer_presets_are_ffns_models(site: Site, new_page: tuple[Page, Recorder]) -> None:
     page, _ = new_page
-    page.goto(site.base_url + SIZER_PAGE)
-    widget = page.locator('[data-widget="sizer"]')
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
     select = widget.get_by_label("Model", exact=True)
     names = select.locator("option").all_text_contents()
     assert names == [m.name for m in widgets.PRESETS]
@@ -61,8 +80,7 @@ def test_presets_show_the_chapters_numbers() -> None:
 
 def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> None:
     page, _ = new_page
-    page.goto(site.base_url + SIZER_PAGE)
-    widget = page.locator('[data-widget="sizer"]')
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
     widget.get_by_label("Model", exact=True).select_option(label="GPT-2 small")
     model = ffn.get_model("GPT-2 small")
     steps: list[tuple[str, object, dict[str, object]]] = [
@@ -104,8 +122,7 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
 
 def test_sizer_reached_and_used_by_keyboard(site: Site, new_page: tuple[Page, Recorder]) -> None:
     page, _ = new_page
-    page.goto(site.base_url + SIZER_PAGE)
-    widget = page.locator('[data-widget="sizer"]')
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
     select = widget.get_by_label("Model", exact=True)
     select.focus()
     page.keyboard.press("Tab")
@@ -125,8 +142,7 @@ def x_shown(widget: Locator) -> dict[str, str]:
 
 def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> None:
     page, _ = new_page
-    page.goto(site.base_url + ACTIVATIONS_PAGE)
-    widget = page.locator('[data-widget="activations"]')
+    widget = open_widget(page, site.base_url + ACTIVATIONS_PAGE, "activations")
     slider, number = widget.get_by_label("x", exact=True), widget.get_by_label("x, typed")
     assert x_shown(widget) == widgets.activation_numbers(1.0)
     slider.focus()
@@ -146,13 +162,6 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
         assert x_shown(widget) == widgets.activation_numbers(float(typed)), typed
     assert widget.locator("svg[role='img'] title").count() == 1
     assert widget.locator("path.ffn-curve").count() == len(widgets.ACTIVATION_NAMES)
-
-
-def test_visits_saw_the_widgets_mounted(visits: list[Visit]) -> None:
-    seen = {(v.url, v.scheme): v.facts["text"] for v in visits}
-    for scheme in SCHEMES:
-        assert "Model sizer" in seen[(SIZER_PAGE, scheme)]
-        assert "Activation explorer" in seen[(ACTIVATIONS_PAGE, scheme)]
 
 
 @pytest.mark.parametrize("url, widget", [(SIZER_PAGE, "sizer"), (ACTIVATIONS_PAGE, "activations")])
@@ -178,11 +187,14 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser,
     finally:
         context.close()
     for scheme in SCHEMES:
-        context, page, _ = open_page(browser, site.base_url, scheme)
+        context, page, recorder = open_page(browser, site.base_url, scheme)
+        record = recorder.visit = Visit(url, scheme)
         try:
-            page.goto(site.base_url + url)
-            root = page.locator(f'[data-widget="{widget}"]')
+            root = open_widget(page, site.base_url + url, widget)
             expect(root.locator(".ffn-widget__live")).to_be_visible()
+            page.add_script_tag(path=sitetools.AXE_JS)
+            assert page.evaluate(AXE_JS, AXE_TAGS) == [], (url, scheme)
+            assert record.console_errors == [] and record.failed_requests == []
             expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
             root.screenshot(path=SCREENSHOT_DIR / f"widget-{widget}-{scheme}.png")
             page.emulate_media(media="print")
