@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 
 import ffn
 from ffn.activations import FUNCTIONS
-from ffn.models import FINE_GRAINED_MOE_MODELS, ModelDims
+from ffn.models import ModelDims
+from ffn_docs.widgets import PRESETS, camel
 from tests._node_lab import NodeLab
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
@@ -40,7 +41,7 @@ N = 1000  # generated inputs per function
 SETTINGS = settings(database=None, deadline=None, max_examples=N, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 EPS = 2.0**-52
-EVERY_MODEL = (*ffn.MODELS, *ffn.LLAMA_MODELS, *ffn.MOE_MODELS, *FINE_GRAINED_MOE_MODELS)
+EVERY_MODEL = PRESETS  # every model ffn.get_model knows
 
 
 @pytest.fixture(scope="module")
@@ -51,17 +52,6 @@ def lab() -> Iterator[NodeLab]:
 
 
 # ---- counting ----
-
-def camel(model: ModelDims) -> dict[str, object]:
-    """A ModelDims as the widget's data holds it (widgets.py writes the same for each preset)."""
-    return {"name": model.name, "dModel": model.d_model, "dFf": model.d_ff,
-            "nLayers": model.n_layers, "gated": model.gated, "bias": model.bias,
-            "nAttention": model.n_attention, "kvDim": model.kv_dim,
-            "nExperts": model.n_experts, "topK": model.top_k, "multipleOf": model.multiple_of,
-            "ffnDimMultiplier": model.ffn_dim_multiplier, "sharedDff": model.shared_d_ff,
-            "sharedGate": model.shared_gate, "denseLayers": model.dense_layers,
-            "denseDff": model.dense_d_ff, "attentionPerLayer": model.attention_per_layer}
-
 
 def expected_size(model: ModelDims, bytes_per_value: int) -> dict[str, object]:
     moe = model.n_experts is not None
