@@ -1,0 +1,90 @@
+"""Calls into docs/javascripts/ffn-lab.js from Python: one Node process answers JSON lines.
+
+Integers travel as {"i": "digits"} both ways (they become BigInt in JavaScript, int in
+Python), so counts above 2**53 arrive exact; floats travel as JSON numbers, which both sides
+print and read back bit for bit (shortest round-trip form).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+LAB = Path(__file__).resolve().parent.parent / "docs" / "javascripts" / "ffn-lab.js"
+
+_SERVER = """
+import * as lab from %s;
+import readline from "node:readline";
+const decode = v => v === null || typeof v !== "object" ? v
+  : Array.isArray(v) ? v.map(decode)
+  : "i" in v && Object.keys(v).length === 1 ? BigInt(v.i)
+  : Object.fromEntries(Object.entries(v).map(([k, w]) => [k, decode(w)]));
+const encode = v => typeof v === "bigint" ? {i: v.toString()}
+  : v === null || typeof v !== "object" ? v
+  : Array.isArray(v) ? v.map(encode)
+  : Object.fromEntries(Object.entries(v).map(([k, w]) => [k, encode(w)]));
+const lines = readline.createInterface({input: process.stdin});
+for await (const line of lines) {
+  const {fn, args} = JSON.parse(line);
+  let reply;
+  try {
+    const decoded = decode(args);
+    const result = fn === "sizeModel"
+      ? lab.sizeModel(lab.modelDims(decoded[0]), decoded[1])
+      : fn === "dimsProblem" ? lab.dimsProblem(lab.modelDims(decoded[0]))
+      : lab[fn](...decoded);
+    reply = {result: encode(result)};
+  } catch (error) {
+    reply = {error: String(error)};
+  }
+  process.stdout.write(JSON.stringify(reply) + "\\n");
+}
+"""
+
+
+def encode(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, (float, str)):
+        return value
+    if isinstance(value, int):
+        return {"i": str(value)}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: encode(v) for k, v in value.items()}
+    raise TypeError(f"cannot send {value!r} to Node")
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"i"}:
+            return int(value["i"])
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+class NodeLab:
+    """`lab.call("countParameters", 768, 3072, True, False)` runs the JavaScript function."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            ["node", "--input-type=module", "-e", _SERVER % json.dumps(LAB.as_uri())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def call(self, fn: str, *args: Any) -> Any:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"fn": fn, "args": encode(list(args))}) + "\n")
+        reply = json.loads(self.process.stdout.readline())
+        if "error" in reply:
+            raise RuntimeError(f"{fn}{args!r} failed in Node: {reply['error']}")
+        return decode(reply["result"])
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()

@@ -1,0 +1,210 @@
+"""The FFN lab's widgets in the built site: every control moved (by mouse and by keyboard), and
+what the page then shows compared with ffn's numbers for the same input, printed as the
+chapters print them (ffn_docs/widgets.py); without JavaScript and in print, ffn's table.
+A widget mounts when it nears the screen (widgets.js), so each test scrolls to it first, and
+axe-core runs here on the mounted widgets in both schemes (test_pages.py's visits, which do
+not scroll, check the pages with their tables)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+
+import ffn
+from ffn.models import ModelDims
+from ffn_docs import site as sitetools
+from ffn_docs import widgets
+from tests.browser.conftest import (
+    AXE_JS,
+    AXE_TAGS,
+    SCHEMES,
+    SCREENSHOT_DIR,
+    Recorder,
+    Site,
+    Visit,
+    open_page,
+)
+
+SIZER_PAGE, ACTIVATIONS_PAGE = "parameters-flops/", "gelu/"
+SIZER_RESULTS = ("dFf", "perLayer", "perLayerActive", "share", "total", "totalActive",
+                 "flops", "flopsTraining", "bytes", "gigabytes")
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def open_widget(page: Page, url: str, name: str) -> Locator:
+    """Go to the page, scroll to the widget and wait until it has mounted."""
+    page.goto(url)
+    root = page.locator(f'[data-widget="{name}"]')
+    root.scroll_into_view_if_needed()
+    expect(root).to_have_class("ffn-widget ffn-widget--live")
+    return root
+
+
+def shown_sizer(widget: Locator) -> dict[str, str]:
+    shown = {}
+    for name in SIZER_RESULTS:
+        output = widget.locator(f'[data-result="{"dFfShown" if name == "dFf" else name}"]')
+        row_hidden = output.evaluate("el => el.closest('.ffn-result').hidden")
+        shown[name] = "" if row_hidden else (output.text_content() or "")
+    return shown
+
+
+def assert_sizer_shows(widget: Locator, model: ModelDims, bytes_per_weight: int = 2) -> None:
+    expect(widget.locator("[data-note]")).not_to_contain_text("Not a model")
+    assert shown_sizer(widget) == widgets.sizer_numbers(model, bytes_per_weight), model
+
+
+def test_sizer_presets_are_ffns_models(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+    select = widget.get_by_label("Model", exact=True)
+    names = select.locator("option").all_text_contents()
+    assert names == [m.name for m in widgets.PRESETS]
+    for name in names:
+        select.select_option(label=name)
+        assert_sizer_shows(widget, ffn.get_model(name))
+
+
+def test_presets_show_the_chapters_numbers() -> None:
+    # The chapter's table of ffn.MODELS, as the page prints it, holds the sizer's strings.
+    chapter = (DOCS / "parameters-flops.md").read_text(encoding="utf-8")
+    for m in ffn.MODELS:
+        n = widgets.sizer_numbers(m)
+        assert f"| {m.name} | {n['dFf']} | {n['perLayer']} | {n['total']} |" in chapter
+        assert f"| {m.name} | {n['flops']} | {n['flopsTraining']} |" in chapter
+        assert f"| {n['share']} |" in chapter
+
+
+def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+    widget.get_by_label("Model", exact=True).select_option(label="GPT-2 small")
+    model = ffn.get_model("GPT-2 small")
+    steps: list[tuple[str, object, dict[str, object]]] = [
+        ("d_model", "1000", {"d_model": 1000}),
+        ("Layers", "7", {"n_layers": 7}),
+        ("d_ff", "5000", {"d_ff": 5000}),
+        ("Gated (three matrices, SwiGLU)", True, {"gated": True}),
+        ("Biases", False, {"bias": False}),
+        ("LLaMA's rule", True, {"d_ff": None}),
+        ("Multiplier (empty: none)", "1.3", {"ffn_dim_multiplier": 1.3}),
+        ("multiple_of", "1024", {"multiple_of": 1024}),
+        ("Experts (1: one FFN, no router)", "16", {"n_experts": 16, "top_k": 1}),
+        ("Experts per token (top-k)", "4", {"top_k": 4}),
+    ]
+    for label, value, change in steps:
+        # Exact labels ("d_ff" is also in "d_ff as given"), but for the rule's long one.
+        control = widget.get_by_label(label, exact=not label.startswith("LLaMA"))
+        if isinstance(value, bool):
+            control.set_checked(value)
+        else:
+            control.fill(value)
+        model = dataclasses.replace(model, **change)  # type: ignore[arg-type]
+        assert_sizer_shows(widget, model)
+    for size in (1, 4):
+        widget.get_by_label("Bytes per weight").select_option(str(size))
+        assert_sizer_shows(widget, model, size)
+    # By keyboard: arrow keys step a number field.
+    widget.get_by_label("d_model", exact=True).focus()
+    page.keyboard.press("ArrowUp")
+    model = dataclasses.replace(model, d_model=1001)
+    assert_sizer_shows(widget, model, 4)
+    # Dimensions ffn refuses: named, and no numbers.
+    widget.get_by_label("Experts per token (top-k)", exact=True).fill("17")
+    expect(widget.locator("[data-note]")).to_contain_text("top-k must be at most")
+    assert set(shown_sizer(widget).values()) == {""}
+    with pytest.raises(ValueError, match="top_k"):
+        dataclasses.replace(model, top_k=17)
+
+
+def test_sizer_reached_and_used_by_keyboard(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+    select = widget.get_by_label("Model", exact=True)
+    select.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.name") == "dModel"
+    select.focus()
+    page.keyboard.press("ArrowDown")  # the next preset
+    assert_sizer_shows(widget, widgets.PRESETS[1])
+    for control in widget.locator("input, select").all():
+        assert control.evaluate("el => el.labels.length > 0"), control
+    assert widget.locator("[aria-live='polite'] output").count() >= 8
+
+
+def x_shown(widget: Locator) -> dict[str, str]:
+    names = [*widgets.ACTIVATION_NAMES, *(n + "Grad" for n in widgets.ACTIVATION_NAMES), "gap"]
+    return {n: widget.locator(f'[data-result="{n}"]').text_content() or "" for n in names}
+
+
+def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + ACTIVATIONS_PAGE, "activations")
+    slider, number = widget.get_by_label("x", exact=True), widget.get_by_label("x, typed")
+    assert x_shown(widget) == widgets.activation_numbers(1.0)
+    slider.focus()
+    for key, x in [("ArrowLeft", 0.99), ("Home", -4.0), ("ArrowRight", -3.99), ("End", 4.0),
+                   ("PageDown", None)]:
+        page.keyboard.press(key)
+        value = float(slider.input_value())
+        if x is not None:
+            assert value == x
+        assert number.input_value() == slider.input_value()
+        assert x_shown(widget) == widgets.activation_numbers(value), key
+    for step in range(-400, 401, 37):  # across the slider's range
+        slider.fill(f"{step / 100:g}")
+        assert x_shown(widget) == widgets.activation_numbers(float(slider.input_value()))
+    for typed in ("-0.75", "2.5", "-7.25", "0", "8"):  # the number field goes beyond it
+        number.fill(typed)
+        assert x_shown(widget) == widgets.activation_numbers(float(typed)), typed
+    assert widget.locator("svg[role='img'] title").count() == 1
+    assert widget.locator("path.ffn-curve").count() == len(widgets.ACTIVATION_NAMES)
+
+
+@pytest.mark.parametrize("url, widget", [(SIZER_PAGE, "sizer"), (ACTIVATIONS_PAGE, "activations")])
+def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser, url: str,
+                                                  widget: str) -> None:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(java_script_enabled=False, base_url=site.base_url)
+    try:
+        page = context.new_page()
+        page.goto(site.base_url + url)
+        root = page.locator(f'[data-widget="{widget}"]')
+        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        assert root.locator(".ffn-widget__live").count() == 0
+        text = root.text_content() or ""
+        if widget == "sizer":
+            for m in widgets.PRESETS:
+                n = widgets.sizer_numbers(m)
+                assert all(n[k] in text for k in ("perLayer", "share", "total", "flops"))
+        else:
+            for x in widgets.ACTIVATION_XS:
+                assert all(v in text for v in widgets.activation_numbers(x).values())
+        root.screenshot(path=SCREENSHOT_DIR / f"widget-{widget}-nojs.png")
+    finally:
+        context.close()
+    for scheme in SCHEMES:
+        context, page, recorder = open_page(browser, site.base_url, scheme)
+        record = recorder.visit = Visit(url, scheme)
+        try:
+            root = open_widget(page, site.base_url + url, widget)
+            expect(root.locator(".ffn-widget__live")).to_be_visible()
+            page.add_script_tag(path=sitetools.AXE_JS)
+            assert page.evaluate(AXE_JS, AXE_TAGS) == [], (url, scheme)
+            assert record.console_errors == [] and record.failed_requests == []
+            expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
+            root.screenshot(path=SCREENSHOT_DIR / f"widget-{widget}-{scheme}.png")
+            page.emulate_media(media="print")
+            expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+            expect(root.locator(".ffn-widget__live")).to_be_hidden()
+        finally:
+            context.close()
+
+
+def test_print_page_keeps_the_tables(site: Site) -> None:
+    text = (site.dir / "print" / "index.html").read_text(encoding="utf-8")
+    assert text.count('class="ffn-widget__fallback"') == 2
+    assert "widgets.js" not in text  # the print page never mounts the controls
