@@ -90,13 +90,8 @@ class MixtureOfExperts(Layer):
                  normalize: bool = True, *, score: str = "softmax", bias: object = None,
                  n_groups: int = 1, top_groups: int = 1, scale: float = 1.0,
                  shared_experts: Sequence[Expert] = ()) -> None:
-        if not isinstance(experts, (list, tuple)) or not experts:
-            raise TypeError("experts must be a non-empty list or tuple, got "
-                            f"{check.describe(experts)}")
+        _blocks(experts, "experts", non_empty=True)
         for i, e in enumerate(experts):
-            if not isinstance(e, (FeedForward, GatedFeedForward)):
-                raise TypeError(f"experts[{i}] must be a FeedForward or GatedFeedForward, "
-                                f"got {type(e).__name__}")
             for what, mine, first in (("kind", _kind(e), _kind(experts[0])),
                                       ("d_model", e.d_model, experts[0].d_model),
                                       ("d_ff", e.d_ff, experts[0].d_ff),
@@ -336,21 +331,28 @@ def _groups(n_groups: object, top_groups: object, n_experts: int, top_k: int) ->
     return n_groups, top_groups
 
 
+def _blocks(value: object, name: str, non_empty: bool = False) -> Sequence[Expert]:
+    """``value`` checked to be a list or tuple of FFN blocks (and not empty, if asked)."""
+    if not isinstance(value, (list, tuple)) or (non_empty and not value):
+        kind = "a non-empty list or tuple" if non_empty else "a list or tuple"
+        raise TypeError(f"{name} must be {kind}, got {check.describe(value)}")
+    for i, e in enumerate(value):
+        if not isinstance(e, (FeedForward, GatedFeedForward)):
+            raise TypeError(f"{name}[{i}] must be a FeedForward or GatedFeedForward, "
+                            f"got {type(e).__name__}")
+    return value
+
+
 def _shared(shared: object, d_model: int, dtype: np.dtype[Any]) -> tuple[Expert, ...]:
     """The shared experts as a tuple, each an FFN block of ``d_model`` and ``dtype``."""
-    if not isinstance(shared, (list, tuple)):
-        raise TypeError("shared_experts must be a list or tuple, got "
-                        f"{check.describe(shared)}")
-    for j, e in enumerate(shared):
-        if not isinstance(e, (FeedForward, GatedFeedForward)):
-            raise TypeError(f"shared_experts[{j}] must be a FeedForward or GatedFeedForward, "
-                            f"got {type(e).__name__}")
+    blocks = tuple(_blocks(shared, "shared_experts"))
+    for j, e in enumerate(blocks):
         if e.d_model != d_model:
             raise ValueError(f"shared_experts[{j}] has d_model {e.d_model} but the experts "
                              f"{d_model}")
         if e.dtype != dtype:
             raise TypeError(f"shared_experts[{j}] has dtype {e.dtype} but the experts {dtype}")
-    return tuple(shared)
+    return blocks
 
 
 def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,

@@ -19,21 +19,15 @@ Needs torch: skipped without it, failed under FFN_REQUIRE_TORCH=1. The workers a
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from tests.test_tensor_parallel import free_port
+from tests.test_tensor_parallel import TIMEOUT, WORLD_SIZE, run_ranks
 
 RTOL, ATOL = 1e-12, 1e-14
-WORLD_SIZE = 2
-TIMEOUT = 180.0  # seconds for the whole group, start to finish
 D_MODEL, D_FF, N_EXPERTS, TOP_K, TOKENS = 16, 8, 8, 2, 24  # TOKENS on each rank
 BYTES = 8  # float64
 
@@ -119,26 +113,7 @@ def test_gloo_all_to_all_dispatch_and_combine_equal_ffn(tmp_path: Path) -> None:
 
     optional.import_torch("the expert-parallel gloo test")
     moe = layer()
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
-    procs = [subprocess.Popen(
-        [sys.executable, __file__, str(rank), str(WORLD_SIZE), str(port),
-         str(tmp_path / f"rank{rank}.npz")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for rank in range(WORLD_SIZE)]
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        for rank, proc in enumerate(procs):
-            try:
-                output, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"the gloo group did not finish in {TIMEOUT:.0f} s (rank {rank})")
-            assert proc.returncode == 0, f"rank {rank} failed:\n{output}"
-    finally:
-        for proc in procs:  # stopped by the test, whatever happened
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    run_ranks(Path(__file__), lambda rank: [str(tmp_path / f"rank{rank}.npz")])
 
     # The chapter's count, from ffn's routing: an assignment whose expert is on another rank
     # sends d_model values there and gets d_model values back.

@@ -75,16 +75,21 @@ def test_counts_match_transformers_on_the_meta_device(
                                             else c.num_experts, c.num_experts_per_tok)
     assert (dims.kv_dim or dims.d_model) == c.num_key_value_heads * head_dim
     assert dims.tied_head == c.tie_word_embeddings and c.hidden_act == "silu"
+    assert_parts_and_active(dims, model, model_class)
+
+
+def assert_parts_and_active(dims: ffn.ModelDims, model: object, model_class: str) -> None:
+    """ffn's parts of ``dims`` equal ``model``'s parameters sorted by RULES, and its active
+    count leaves out the routed experts a token skips (each layer's are n_experts alike)."""
     parts = dict.fromkeys(["FFN", "attention", "embeddings", "norms", "head", "other"], 0)
-    expert_parameters = 0
+    routed = 0  # the routed experts' parameters (not the shared ones)
     for pname, p in model.named_parameters():  # type: ignore[attr-defined]
         part = next((part for key, part in RULES if key in pname), None)
         assert part is not None, f"{model_class}: no part for parameter {pname}"
         parts[part] += p.numel()
-        expert_parameters += p.numel() if ".mlp.experts." in pname else 0
+        routed += p.numel() if ".mlp.experts." in pname else 0
     assert dims.parameter_parts() == parts
-    # Active: each layer's experts are n_experts alike, of which a token uses top_k.
-    skipped = expert_parameters // dims.n_experts * (dims.n_experts - dims.top_k)  # type: ignore[operator]
+    skipped = routed // dims.n_experts * (dims.n_experts - dims.top_k)  # type: ignore[operator]
     assert dims.active_parameters() == sum(parts.values()) - skipped
 
 
@@ -265,16 +270,7 @@ def test_fine_grained_counts_match_transformers_on_the_meta_device(
     assert (dims.dense_layers, dims.dense_d_ff) == ((c.first_k_dense_replace, c.intermediate_size)
                                                     if deepseek else (0, None))
     assert dims.tied_head == c.tie_word_embeddings and c.hidden_act == "silu"
-    parts = dict.fromkeys(["FFN", "attention", "embeddings", "norms", "head", "other"], 0)
-    expert_parameters = 0
-    for pname, p in model.named_parameters():  # type: ignore[attr-defined]
-        part = next((part for key, part in RULES if key in pname), None)
-        assert part is not None, f"{model_class}: no part for parameter {pname}"
-        parts[part] += p.numel()
-        expert_parameters += p.numel() if ".mlp.experts." in pname else 0  # routed only
-    assert dims.parameter_parts() == parts
-    skipped = expert_parameters // dims.n_experts * (dims.n_experts - dims.top_k)  # type: ignore[operator]
-    assert dims.active_parameters() == sum(parts.values()) - skipped
+    assert_parts_and_active(dims, model, model_class)
     if deepseek:
         # The class has no multi-token-prediction module: the checkpoint's layer 61 is ignored
         # on loading, though the config counts one (num_nextn_predict_layers). The router's

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -73,6 +74,31 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def run_ranks(script: Path, args: Callable[[int], list[str]]) -> None:
+    """``script`` as WORLD_SIZE processes on 127.0.0.1 (rank, world size, port, then
+    ``args(rank)``), each to succeed within TIMEOUT; all stopped by the test, whatever happens.
+    tests/test_expert_parallel.py runs its ranks this way too."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    procs = [subprocess.Popen(
+        [sys.executable, str(script), str(rank), str(WORLD_SIZE), str(port), *args(rank)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for rank in range(WORLD_SIZE)]
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        for rank, proc in enumerate(procs):
+            try:
+                output, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"the gloo group did not finish in {TIMEOUT:.0f} s (rank {rank})")
+            assert proc.returncode == 0, f"rank {rank} failed:\n{output}"
+    finally:
+        for proc in procs:  # stopped by the test, whatever happened
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def test_gloo_all_reduce_of_two_shards_equals_ffn(tmp_path: Path) -> None:
     from harness import optional
 
@@ -93,26 +119,8 @@ def test_gloo_all_reduce_of_two_shards_equals_ffn(tmp_path: Path) -> None:
     y = block(x)  # (n, d_model)
     dx = block.backward(dy)  # (n, d_model)
 
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
-    procs = [subprocess.Popen(
-        [sys.executable, __file__, str(rank), str(WORLD_SIZE), str(port),
-         str(tmp_path / "inputs.npz"), str(tmp_path / f"rank{rank}.npz")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for rank in range(WORLD_SIZE)]
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        for rank, proc in enumerate(procs):
-            try:
-                output, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"the gloo group did not finish in {TIMEOUT:.0f} s (rank {rank})")
-            assert proc.returncode == 0, f"rank {rank} failed:\n{output}"
-    finally:
-        for proc in procs:  # stopped by the test, whatever happened
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    run_ranks(Path(__file__), lambda rank: [str(tmp_path / "inputs.npz"),
+                                            str(tmp_path / f"rank{rank}.npz")])
 
     d = d_ff // WORLD_SIZE
     for rank in range(WORLD_SIZE):
