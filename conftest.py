@@ -20,12 +20,14 @@ digit test (a chain reuses its namespace; the digit test reuses what the page pr
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytest.nodeid import NodeId  # see _name_group
 
-from ffn_docs import site
+from ffn_docs import lighthouse, site
 
 pytest_plugins = ["harness.plugin", "harness.requires", "pytester"]
 
@@ -101,6 +103,29 @@ def _rank(item: pytest.Item, workers: bool) -> int:
     if Path(str(item.path)).suffix == ".md":
         return -1 if workers else 0
     return 0
+
+
+_STARTED: list[float] = []  # when this session started (for the summary below)
+
+
+def pytest_sessionstart() -> None:
+    _STARTED[:] = [time.time()]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Lighthouse's table and the screenshots, when this session wrote them (through files:
+    under pytest-xdist a worker runs those tests and this process writes the summary)."""
+    def fresh(path: Path) -> bool:
+        return bool(_STARTED) and path.is_file() and path.stat().st_mtime >= _STARTED[0]
+
+    if fresh(lighthouse.SCORES):
+        terminalreporter.write_sep("-", f"Lighthouse scores (reports in {lighthouse.REPORTS})")
+        for line in lighthouse.SCORES.read_text(encoding="utf-8").splitlines():
+            terminalreporter.write_line(line)
+    shots = [p for p in site.SCREENSHOTS.glob("*.png") if fresh(p)]
+    if shots:
+        terminalreporter.write_sep("-", "browser screenshots")
+        terminalreporter.write_line(f"{len(shots)} screenshots in {site.SCREENSHOTS}")
 
 
 @pytest.fixture(scope="session")

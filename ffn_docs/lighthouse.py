@@ -42,6 +42,7 @@ FIGURES = {
     "total-byte-weight": ("bytes", "KiB"),
 }
 REPORTS = site.ROOT / ".cache" / "lighthouse"  # gitignored
+SCORES = REPORTS / "scores.txt"  # the last table the tests measured
 
 
 def pages(site_dir: Path) -> dict[str, str]:

@@ -24,6 +24,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# Where the browser tests leave screenshots (gitignored); FFN_SCREENSHOTS=DIR moves them.
+SCREENSHOTS = Path(os.environ.get("FFN_SCREENSHOTS", ROOT / "tests" / "browser" / "out" /
+                                  "screenshots"))
 
 
 class _LenientLoader(yaml.SafeLoader):

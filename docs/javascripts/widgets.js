@@ -209,8 +209,8 @@ function mountActivations(root) {
           <th scope="col">f′(x)</th></tr></thead>
         <tbody>${rows}
           <tr><th scope="row">GELU exact − tanh</th>
-            <td colspan="2"><output data-result="gap" aria-label="exact minus tanh GELU at x">
-            </output></td></tr>
+            <td><output data-result="gap" aria-label="exact minus tanh GELU at x">
+            </output></td><td></td></tr>
         </tbody></table></div>
       <svg class="ffn-plot" viewBox="0 0 ${PLOT.width} ${PLOT.height}" role="img"
         aria-labelledby="${id}-plot-title">

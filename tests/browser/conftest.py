@@ -9,8 +9,6 @@ here lists pages by hand: a page added to the site is checked from the next run 
 
 from __future__ import annotations
 
-import os
-import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,9 +31,8 @@ from ffn_docs import site as sitetools
 
 SCHEMES = ("light", "dark")
 MATERIAL_SCHEME = {"light": "default", "dark": "slate"}
-# Written by test_screenshots; gitignored. FFN_SCREENSHOTS=<dir> puts them elsewhere.
-SCREENSHOT_DIR = Path(os.environ.get("FFN_SCREENSHOTS",
-                                     Path(__file__).parent / "out" / "screenshots"))
+SCREENSHOT_DIR = sitetools.SCREENSHOTS  # the root conftest.py counts them in its summary
+SCORES_FILE = lighthouse.SCORES  # test_lighthouse writes its table there, for the summary
 VIEWPORT = {"width": 1280, "height": 800}  # a laptop: header search box, both sidebars
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
 
@@ -47,28 +44,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.needs("chromium", "npm"))  # npm: axe-core, Lighthouse
             item.add_marker(pytest.mark.site)  # they all visit the built site
-
-
-# Under pytest-xdist a worker runs those tests and the main process writes the summary, so the
-# table goes through a file: printed when this session wrote it.
-SCORES_FILE = lighthouse.REPORTS / "scores.txt"
-_STARTED: list[float] = []
-
-
-def pytest_sessionstart() -> None:
-    _STARTED[:] = [time.time()]
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if SCORES_FILE.is_file() and _STARTED and SCORES_FILE.stat().st_mtime >= _STARTED[0]:
-        terminalreporter.write_sep("-", f"Lighthouse scores (reports in {SCORES_FILE.parent})")
-        for line in SCORES_FILE.read_text(encoding="utf-8").splitlines():
-            terminalreporter.write_line(line)
-    shots = [p for p in SCREENSHOT_DIR.glob("*.png") if _STARTED and p.stat().st_mtime
-             >= _STARTED[0]] if SCREENSHOT_DIR.is_dir() else []
-    if shots:
-        terminalreporter.write_sep("-", "browser screenshots")
-        terminalreporter.write_line(f"{len(shots)} screenshots in {SCREENSHOT_DIR}")
 
 
 @dataclass
