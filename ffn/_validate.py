@@ -107,6 +107,13 @@ def boolean(value: object, name: str) -> bool:
     return bool(value)
 
 
+def text(value: object, name: str) -> str:
+    """``value`` if it is a non-empty str, else TypeError."""
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, got {describe(value)}")
+    return value
+
+
 def choice(value: object, name: str, valid: tuple[str, ...]) -> str:
     """``value`` if it is one of the strings in ``valid``; else an error listing them."""
     if not isinstance(value, str):

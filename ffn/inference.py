@@ -29,8 +29,7 @@ class Accelerator:
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
-            if not isinstance(value := getattr(self, field), str) or not value:
-                raise TypeError(f"{field} must be a non-empty str, got {check.describe(value)}")
+            check.text(getattr(self, field), field)
         for field in ("peak_flops", "bandwidth", "memory"):
             value = check.real(getattr(self, field), field, 0.0, float("inf"), high_open=True,
                                low_open=True)

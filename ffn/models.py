@@ -49,8 +49,7 @@ class ModelDims:
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
-            if not isinstance(value := getattr(self, field), str) or not value:
-                raise TypeError(f"{field} must be a non-empty str, got {check.describe(value)}")
+            check.text(getattr(self, field), field)
         zero_ok = ("other", "shared_d_ff", "dense_layers")
         for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
                       "kv_dim", "other", "shared_d_ff", "dense_layers", "dense_d_ff",
@@ -294,18 +293,21 @@ FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
 """Mixtures of many small experts, most with shared experts (DeepSeekMoE), by publication."""
 
 
+ALL_MODELS: tuple[ModelDims, ...] = (*MODELS, *LLAMA_MODELS, *MOE_MODELS,
+                                     *FINE_GRAINED_MOE_MODELS)
+"""Every model of the four tuples above, in their order: what ``get_model`` knows."""
+
+
 def get_model(name: str) -> ModelDims:
-    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from any of the four tuples:
-    ``MODELS``, ``LLAMA_MODELS``, ``MOE_MODELS`` and ``FINE_GRAINED_MOE_MODELS``.
+    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from ``ALL_MODELS``.
 
     A KeyError listing the valid names if there is no such model, a TypeError for a name that
     is not a str.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {check.describe(name)}")
-    every = (*MODELS, *LLAMA_MODELS, *MOE_MODELS, *FINE_GRAINED_MOE_MODELS)
-    for model in every:
+    for model in ALL_MODELS:
         if model.name == name:
             return model
-    names = ", ".join(repr(m.name) for m in every)
+    names = ", ".join(repr(m.name) for m in ALL_MODELS)
     raise KeyError(f"no model named {name!r}; valid: {names}")

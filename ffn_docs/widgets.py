@@ -17,10 +17,9 @@ from collections.abc import Callable, Sequence
 
 import ffn
 from ffn.activations import FUNCTIONS
-from ffn.models import FINE_GRAINED_MOE_MODELS, ModelDims
+from ffn.models import ALL_MODELS, ModelDims
 
-PRESETS: tuple[ModelDims, ...] = (*ffn.MODELS, *ffn.LLAMA_MODELS, *ffn.MOE_MODELS,
-                                  *FINE_GRAINED_MOE_MODELS)
+PRESETS: tuple[ModelDims, ...] = ALL_MODELS
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
 
 BYTES_PER_WEIGHT = 2  # the fallback table's format, bfloat16; the widget offers 1, 2 and 4
