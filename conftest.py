@@ -54,6 +54,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "site_build" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.site)
+            item.add_marker(pytest.mark.needs("npm"))  # the build copies d3 from node_modules
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -37,8 +37,9 @@ class Tool:
 TOOLS = {tool.package: tool for tool in (
     Tool("chromium", (chromium.PATH,), "the browser tests and the book's PDF",
          "FFN_REQUIRE_BROWSER", recommends=True),
-    # npm installs axe-core and Lighthouse (scripts/test runs `npm ci`).
-    Tool("npm", ("npm", "node"), "the browser tests (axe-core, Lighthouse)", "FFN_REQUIRE_BROWSER"),
+    # npm installs d3, axe-core and Lighthouse (scripts/_env.sh runs `npm ci`).
+    Tool("npm", ("npm", "node"), "the site's build (d3) and the browser tests (axe-core, "
+         "Lighthouse)", "FFN_REQUIRE_BROWSER"),
     Tool("poppler-utils", ("pdftotext", "pdfimages", "pdfinfo"), "the PDF tests",
          "FFN_REQUIRE_PDF"),
 )}

@@ -9,16 +9,21 @@ import pytest
 from ffn_docs import system
 
 
+def _needed(item: pytest.Item) -> list[str]:
+    """The packages of all of ``item``'s `needs` markers (its own, its module's, and the one
+    the root conftest.py adds to every test of the built site), in order, once each."""
+    return list(dict.fromkeys(p for m in item.iter_markers("needs") for p in m.args))
+
+
 def missing(item: pytest.Item) -> str | None:
     """Why ``item`` cannot run here (the missing packages, named), or None."""
-    marker = item.get_closest_marker("needs")
-    return None if marker is None else system.why_missing(marker.args)
+    needed = _needed(item)
+    return system.why_missing(needed) if needed else None
 
 
 def _required(item: pytest.Item) -> list[str]:
-    marker = item.get_closest_marker("needs")
-    return [f"{system.TOOLS[p].require}=1" for p in marker.args
-            if system.TOOLS[p].required()] if marker else []
+    return list(dict.fromkeys(f"{system.TOOLS[p].require}=1" for p in _needed(item)
+                              if system.TOOLS[p].required()))
 
 
 @pytest.hookimpl(trylast=True)  # after the conftests have marked their tests

@@ -1,4 +1,5 @@
-# Sourced by scripts/test, scripts/serve and scripts/lighthouse: make .venv match requirements.lock.
+# Sourced by scripts/test, scripts/serve and scripts/lighthouse: make .venv match requirements.lock
+# and node_modules match package-lock.json (d3 for the site's widgets, axe-core, Lighthouse).
 # Installs only when the lock file, pyproject.toml or the Python changed since the last install,
 # so a second run with nothing changed installs nothing. scripts/lock and .ci/run source it with
 # FFN_ENV=python-only, to pick the Python ($PYTHON) and define sha256_of and install_uv.
@@ -79,5 +80,19 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "
   echo "$stamp" > "$VENV/.installed"
 fi
 export PATH="$VENV/bin:$PATH"
+
+# npm packages as package-lock.json pins them, again only when the lock file changed. Without
+# npm nothing is installed: the site build then names what is missing (hooks/widgets.py), and
+# scripts/test calls this again after installing Debian's npm.
+npm_install() {
+  command -v npm >/dev/null || return 0
+  local npm_stamp
+  npm_stamp="$(sha256_of "$ROOT/package-lock.json")"
+  if [ "$(cat "$ROOT/node_modules/.installed" 2>/dev/null)" != "$npm_stamp" ]; then
+    (cd "$ROOT" && npm ci --no-audit --no-fund --silent)
+    echo "$npm_stamp" > "$ROOT/node_modules/.installed"
+  fi
+}
+npm_install
 export NO_MKDOCS_2_WARNING=1  # silence Material's end-of-life banner on every build
 cd "$ROOT"

@@ -1,4 +1,5 @@
-"""Calls into docs/javascripts/ffn-lab.js from Python: one Node process answers JSON lines.
+"""Calls into the widgets' arithmetic (docs/javascripts/lab/*.js) from Python: one Node process
+answers JSON lines. Every module's exports are callable by name (names are unique across them).
 
 Integers travel as {"i": "digits"} both ways (they become BigInt in JavaScript, int in
 Python), so counts above 2**53 arrive exact; floats travel as JSON numbers, which both sides
@@ -12,11 +13,18 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-LAB = Path(__file__).resolve().parent.parent / "docs" / "javascripts" / "ffn-lab.js"
+LAB = Path(__file__).resolve().parent.parent / "docs" / "javascripts" / "lab"
+MODULES = sorted(LAB.glob("*.js"))
 
 _SERVER = """
-import * as lab from %s;
 import readline from "node:readline";
+const lab = {};
+for (const url of %s) {
+  for (const [name, value] of Object.entries(await import(url))) {
+    if (name in lab) throw new Error(`${name} is exported twice: ${url}`);
+    lab[name] = value;
+  }
+}
 const decode = v => v === null || typeof v !== "object" ? v
   : Array.isArray(v) ? v.map(decode)
   : "i" in v && Object.keys(v).length === 1 ? BigInt(v.i)
@@ -71,7 +79,7 @@ class NodeLab:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            ["node", "--input-type=module", "-e", _SERVER % json.dumps(LAB.as_uri())],
+            ["node", "--input-type=module", "-e", _SERVER % json.dumps([m.as_uri() for m in MODULES])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 
     def call(self, fn: str, *args: Any) -> Any:

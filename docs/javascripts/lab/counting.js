@@ -1,15 +1,10 @@
-// The FFN lab's arithmetic: what ffn computes, in JavaScript, for the widgets beside the
-// chapters (widgets.js). Pure functions, no DOM. tests/test_widgets.py runs each one in Node on
-// thousands of hypothesis-generated inputs and compares it with ffn:
+// The FFN lab's counting: parameters, FLOPs and bytes as ffn counts them (ffn/counting.py,
+// ffn/moe.py, ffn/models.py, ffn/inference.py), for the model sizer. Pure functions, no DOM.
+// tests/test_widgets.py runs each one in Node on 1,000 hypothesis-generated inputs against ffn:
 //   - counts (parameters, FLOPs, LLaMA's width) are BigInt and must equal ffn's ints exactly;
 //   - ffnShare and decodeBytes do the same IEEE double operations in the same order as ffn,
 //     so they must equal its floats bit for bit (the share only while both counts are below
-//     2**53, where converting them to a Number is exact; above, within 1 ulp);
-//   - the activations are within the tolerances stated in tests/test_widgets.py (erfc here is
-//     a series and a continued fraction, not scipy's; Math.exp and Math.tanh are V8's, not
-//     glibc's), and formatFixed prints exactly what Python's f"{x:,.{d}f}" prints.
-
-// ---- Counting (ffn/counting.py, ffn/moe.py, ffn/models.py, ffn/inference.py) ----
+//     2**53, where converting them to a Number is exact; above, within 1 ulp).
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {
@@ -174,112 +169,3 @@ export function sizeModel(m, bytesPerValue = 2n) {
   };
 }
 
-// ---- Activations (ffn/activations.py), float64 ----
-
-const SQRT2 = Math.SQRT2;
-const SQRT_PI = Math.sqrt(Math.PI);
-const S = Math.sqrt(2.0 / Math.PI), C = 0.044715;  // the tanh approximation's constants
-
-/** erfc(z), complementary error function, to about 1e-15 relative for |z| <= 6.
- * |z| < 2: 1 - erf(z), erf by its series of positive terms (no cancellation),
- *   erf(z) = 2/sqrt(pi) exp(-z^2) sum_n z (2 z^2)^n / (1 3 5 ... (2n+1));
- * z >= 2: the continued fraction erfc(z) = exp(-z^2)/sqrt(pi) / (z + (1/2)/(z + (2/2)/(z + ...))),
- *   200 levels, evaluated from the bottom up; z < 0: erfc(z) = 2 - erfc(-z).
- * Both lose what exp(-z^2) loses when z^2 is rounded (about z^2 ulp), as scipy's erfc does. */
-export function erfc(z) {
-  if (Number.isNaN(z)) return z;
-  if (z < 0) return 2 - erfc(-z);
-  if (z < 2) {
-    const twoZ2 = 2 * z * z;
-    let term = z, sum = z;
-    for (let n = 1; term > 1e-17 * sum; n++) {
-      term *= twoZ2 / (2 * n + 1);
-      sum += term;
-    }
-    return 1 - (2 / SQRT_PI) * Math.exp(-z * z) * sum;
-  }
-  if (z > 27) return 0;  // exp(-z^2) underflows
-  let f = z;
-  for (let n = 200; n >= 1; n--) f = z + (n / 2) / f;
-  return Math.exp(-z * z) / SQRT_PI / f;
-}
-
-/** The standard normal CDF, as ffn's Phi: erfc(-x / sqrt 2) / 2. */
-export function Phi(x) { return 0.5 * erfc(-x / SQRT2); }
-/** The standard normal density. */
-export function phi(x) { return Math.exp(-0.5 * x * x) / Math.sqrt(2.0 * Math.PI); }
-/** The logistic function, stable both ways (as scipy's expit). */
-export function sigmoid(x) {
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
-}
-
-export function relu(x) { return Number.isNaN(x) ? x : Math.max(x, 0); }
-export function reluGrad(x) { return Number.isNaN(x) ? x : (x > 0 ? 1 : 0); }
-export function gelu(x) { x = Math.max(x, -40); return x * Phi(x); }
-export function geluGrad(x) {
-  x = Math.min(Math.max(x, -40), 40);
-  return Phi(x) + x * phi(x);
-}
-export function geluTanh(x) {
-  x = Math.max(x, -10);
-  return 0.5 * x * (1 + Math.tanh(S * (x + C * x ** 3)));
-}
-export function geluTanhGrad(x) {
-  x = Math.min(Math.max(x, -10), 10);
-  const t = Math.tanh(S * (x + C * x ** 3));
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t) * (1 + t) * S * (1 + 3 * C * x * x);
-}
-export function silu(x) { x = Math.max(x, -800); return x * sigmoid(x); }
-export function siluGrad(x) {
-  x = Math.min(Math.max(x, -800), 800);
-  const s = sigmoid(x);
-  return s * (1 + x * (1 - s));
-}
-export function relu2(x) { const r = Math.max(x, 0); return r * r; }
-export function relu2Grad(x) { return 2 * Math.max(x, 0); }
-
-/** The activations the explorer shows: name -> [label, f, f']. */
-export const ACTIVATIONS = {
-  relu: ["ReLU", relu, reluGrad],
-  gelu: ["GELU, exact", gelu, geluGrad],
-  gelu_tanh: ["GELU, tanh", geluTanh, geluTanhGrad],
-  silu: ["SiLU", silu, siluGrad],
-  relu2: ["Squared ReLU", relu2, relu2Grad],
-};
-
-// ---- Printing as Python prints ----
-
-function group(digits) {
-  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
-
-/** An integer (BigInt) with thousands separators: Python's f"{n:,}". */
-export function formatInt(n) {
-  const s = BigInt(n).toString();
-  return s.startsWith("-") ? "-" + group(s.slice(1)) : group(s);
-}
-
-/** Python's f"{x:.{digits}f}" (with commas if `grouping`) for |x| < 1e21: toFixed rounds a
- * tie away from zero, Python to even; a tie is exact, so toFixed(100) shows it as 5 then zeros
- * (a double near but off a tie differs from it far above 1e-100). */
-export function formatFixed(x, digits, grouping = false) {
-  digits = Number(digits);
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
-  const a = Math.abs(x);
-  let s = a.toFixed(digits);
-  const exact = a.toFixed(100);
-  const point = exact.indexOf(".");
-  if (/^50*$/.test(exact.slice(point + 1 + digits))) {  // an exact tie
-    const down = exact.slice(0, digits ? point + 1 + digits : point);
-    if (Number(down[down.length - 1]) % 2 === 0) s = down;
-  }
-  if (grouping) {
-    const [whole, fraction] = s.split(".");
-    s = group(whole) + (fraction === undefined ? "" : "." + fraction);
-  }
-  return sign + s;
-}

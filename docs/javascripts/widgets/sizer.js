@@ -1,0 +1,151 @@
+// The model sizer (Parameters and FLOPs): a model of ffn.models or dimensions typed in; its
+// FFN's parameters, share, FLOPs and bytes follow (lab/counting.js, held to ffn in
+// tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
+import * as lab from "../lab/counting.js";
+import {formatFixed, formatInt} from "../lab/format.js";
+import {escape, fragment, uid} from "./dom.js";
+
+export function mount(root) {
+  const {models} = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const id = uid("sizer");
+  const field = (name, label, attrs) =>
+    `<div class="ffn-field"><label for="${id}-${name}">${label}</label>` +
+    `<input id="${id}-${name}" name="${name}" type="number" ${attrs}></div>`;
+  const check = (name, label) =>
+    `<div class="ffn-field ffn-field--check"><input id="${id}-${name}" name="${name}" ` +
+    `type="checkbox"><label for="${id}-${name}">${label}</label></div>`;
+  const result = (name, label) =>
+    `<div class="ffn-result" data-row="${name}"><dt id="${id}-${name}-label">${label}</dt>` +
+    `<dd><output data-result="${name}" ` +
+    `aria-labelledby="${id}-${name}-label"></output></dd></div>`;
+  root.append(fragment(`
+    <form class="ffn-widget__live ffn-sizer" aria-labelledby="${id}-title">
+      <p class="ffn-widget__title" id="${id}-title"><strong>Model sizer</strong>: pick a model
+        or change its dimensions; the numbers below are recomputed as you type.</p>
+      <div class="ffn-field ffn-field--wide"><label for="${id}-preset">Model</label>
+        <select id="${id}-preset" name="preset">${models.map((m, i) =>
+          `<option value="${i}">${escape(m.name)}</option>`).join("")}</select></div>
+      ${field("dModel", "d_model", 'min="1" step="1" required')}
+      ${field("nLayers", "Layers", 'min="1" step="1" required')}
+      <fieldset class="ffn-field ffn-field--wide"><legend>Hidden width</legend>
+        <div class="ffn-field--check"><input id="${id}-given" type="radio" name="width"
+          value="given"><label for="${id}-given">d_ff as given</label></div>
+        <div class="ffn-field--check"><input id="${id}-rule" type="radio" name="width"
+          value="rule"><label for="${id}-rule">LLaMA's rule: 8/3 d_model, times the
+          multiplier, rounded up to a multiple</label></div>
+      </fieldset>
+      ${field("dFf", "d_ff", 'min="1" step="1"')}
+      ${field("multiplier", "Multiplier (empty: none)", 'min="0" step="any"')}
+      ${field("multipleOf", "multiple_of", 'min="1" step="1"')}
+      ${check("gated", "Gated (three matrices, SwiGLU)")}
+      ${check("bias", "Biases")}
+      ${field("nExperts", "Experts (1: one FFN, no router)", 'min="1" step="1" required')}
+      ${field("topK", "Experts per token (top-k)", 'min="1" step="1" required')}
+      <div class="ffn-field"><label for="${id}-bytes">Bytes per weight</label>
+        <select id="${id}-bytes" name="bytes"><option value="1">1 (8-bit)</option>
+          <option value="2" selected>2 (bfloat16)</option>
+          <option value="4">4 (float32)</option></select></div>
+      <p class="ffn-widget__note" data-note aria-live="polite"></p>
+      <dl class="ffn-results" aria-live="polite">
+        ${result("dFfShown", "Hidden width d_ff, as used")}
+        ${result("perLayer", "FFN parameters per layer")}
+        ${result("perLayerActive", "… of which one token uses")}
+        ${result("share", "FFN share of the layer (FFN / (FFN + attention))")}
+        ${result("total", "FFN parameters, whole model")}
+        ${result("totalActive", "… of which one token uses")}
+        ${result("flops", "FFN FLOPs per token, forward")}
+        ${result("flopsTraining", "FFN FLOPs per token, forward + backward")}
+        ${result("bytes", "FFN bytes read per token at decode (batch 1)")}
+        ${result("gigabytes", "… in GB")}
+      </dl>
+    </form>`));
+  const form = root.querySelector("form");
+  const input = name => form.elements.namedItem(name);
+  const out = name => form.querySelector(`[data-result="${name}"]`);
+  const note = form.querySelector("[data-note]");
+  let preset = models[0];
+
+  const fill = m => {
+    preset = m;
+    input("dModel").value = m.dModel;
+    input("nLayers").value = m.nLayers;
+    form.querySelector(`input[name="width"][value="${m.dFf === null ? "rule" : "given"}"]`)
+      .checked = true;
+    input("dFf").value = m.dFf ?? lab.resolvedDff(lab.modelDims(m)).toString();
+    input("multiplier").value = m.ffnDimMultiplier ?? "";
+    input("multipleOf").value = m.multipleOf;
+    input("gated").checked = m.gated;
+    input("bias").checked = m.bias;
+    input("nExperts").value = m.nExperts ?? 1;
+    input("topK").value = m.topK ?? 1;
+  };
+
+  const integer = name => {
+    const text = input(name).value.trim();
+    return /^\d+$/.test(text) ? BigInt(text) : null;
+  };
+
+  const update = () => {
+    const rule = form.querySelector('input[name="width"][value="rule"]').checked;
+    input("dFf").disabled = rule;
+    input("multiplier").disabled = input("multipleOf").disabled = !rule;
+    const experts = integer("nExperts");
+    const moe = experts === null || experts > 1n;
+    input("topK").disabled = !moe;
+    const multiplierText = input("multiplier").value.trim();
+    const m = lab.modelDims({
+      ...preset,
+      dModel: integer("dModel") ?? 0, nLayers: integer("nLayers") ?? 0,
+      dFf: rule ? null : (integer("dFf") ?? 0),
+      multipleOf: integer("multipleOf") ?? 0,
+      ffnDimMultiplier: multiplierText === "" ? null : Number(multiplierText),
+      gated: input("gated").checked, bias: input("bias").checked,
+      nExperts: moe ? (experts ?? 0) : null, topK: moe ? (integer("topK") ?? 0) : null,
+    });
+    if (!moe) {  // one FFN: no shared experts, no dense layers (ModelDims refuses them)
+      m.sharedDff = 0n; m.sharedGate = false; m.denseLayers = 0n; m.denseDff = null;
+    }
+    const problem = lab.dimsProblem(m);
+    for (const element of form.querySelectorAll("output")) element.value = "";
+    if (problem) {
+      note.textContent = `Not a model ffn would count: ${problem}.`;
+      return;
+    }
+    const kept = [];
+    if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
+    if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
+    if (preset.attentionPerLayer !== null) kept.push("its latent attention");
+    if (moe && preset.sharedDff) kept.push("its shared experts");
+    if (moe && preset.denseLayers) kept.push(`its ${preset.denseLayers} dense layers`);
+    note.textContent = kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
+    const bytes = BigInt(input("bytes").value);
+    const size = lab.sizeModel(m, bytes);
+    const shown = {
+      dFfShown: size.dFf.toString(),
+      perLayer: formatInt(size.perLayer),
+      perLayerActive: size.perLayerActive === null ? "" : formatInt(size.perLayerActive),
+      share: formatFixed(size.share, 4),
+      total: formatInt(size.total),
+      totalActive: size.totalActive === null ? "" : formatInt(size.totalActive),
+      flops: formatInt(size.flops),
+      flopsTraining: formatInt(size.flopsTraining),
+      bytes: typeof size.bytes === "bigint" ? formatInt(size.bytes)
+        : formatFixed(size.bytes, 0, true),
+      gigabytes: formatFixed(Number(size.bytes) / 1e9, 3),
+    };
+    for (const [name, text] of Object.entries(shown)) {
+      out(name).value = text;
+      out(name).closest(".ffn-result").hidden = text === "";
+    }
+  };
+
+  form.addEventListener("submit", event => event.preventDefault());
+  input("preset").addEventListener("change", () => {
+    fill(models[Number(input("preset").value)]);
+    update();
+  });
+  form.addEventListener("input", event => event.target.name !== "preset" && update());
+  form.addEventListener("change", event => event.target.name !== "preset" && update());
+  fill(preset);
+  update();
+}
