@@ -79,7 +79,8 @@ class NodeLab:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            ["node", "--input-type=module", "-e", _SERVER % json.dumps([m.as_uri() for m in MODULES])],
+            ["node", "--input-type=module", "-e",
+             _SERVER % json.dumps([m.as_uri() for m in MODULES])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 
     def call(self, fn: str, *args: Any) -> Any:
