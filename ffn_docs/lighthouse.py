@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ffn_docs import chromium, site
@@ -57,6 +58,12 @@ def pages(site_dir: Path) -> dict[str, str]:
 
     chapter = max((p.url for p in site.chapters() if p.url != third), key=text_length)
     return {"home": "", "chapter": chapter, "notebook" if notebooks else "worked-example": third}
+
+
+def widget_pages(site_dir: Path) -> dict[str, str]:
+    """name -> URL of every page of the nav with a widget of the FFN lab (hooks/widgets.py)."""
+    return {p.url.strip("/"): p.url for p in site.nav_pages()
+            if 'class="ffn-widget"' in (site_dir / p.url / "index.html").read_text("utf-8")}
 
 
 def audit(url: str, out: Path, preset: str | None) -> dict[str, object]:
@@ -119,8 +126,8 @@ def figures(report: dict[str, object]) -> str:
 Row = tuple[str, str, str, dict[str, int], str]  # page name, URL, serve, scores, figures
 
 
-def run(site_dir: Path, base_url: str, preset: str | None = None, serve: str = "plain"
-        ) -> tuple[list[Row], list[str]]:
+def run(site_dir: Path, base_url: str, preset: str | None = None, serve: str = "plain",
+        which: Callable[[Path], dict[str, str]] = pages) -> tuple[list[Row], list[str]]:
     """Audit the pages of the site served at ``base_url`` (``serve``: how, for the table):
     (name, URL, serve, scores, figures) per page, and the failures (scores under the minimum,
     with the audits that lost points)."""
@@ -129,7 +136,7 @@ def run(site_dir: Path, base_url: str, preset: str | None = None, serve: str = "
     failures = []
     gated = {**GATED, **({"performance": PERFORMANCE_MIN}
                          if PERFORMANCE_MIN is not None and serve == "gzip" else {})}
-    for name, url in pages(site_dir).items():
+    for name, url in which(site_dir).items():
         report = audit(base_url + url, REPORTS / f"{name}-{serve}", preset)
         categories = report["categories"]
         assert isinstance(categories, dict)
@@ -143,13 +150,15 @@ def run(site_dir: Path, base_url: str, preset: str | None = None, serve: str = "
     return rows, failures
 
 
-def run_served(site_dir: Path, preset: str | None = None) -> tuple[list[Row], list[str]]:
-    """Serve the site both ways (SERVES) and audit it each time."""
+def run_served(site_dir: Path, preset: str | None = None, serves: Sequence[str] = tuple(SERVES),
+               which: Callable[[Path], dict[str, str]] = pages
+               ) -> tuple[list[Row], list[str]]:
+    """Serve the site each way of ``serves`` (SERVES) and audit it each time."""
     rows: list[Row] = []
     failures: list[str] = []
-    for serve, compress in SERVES.items():
-        with site.serve(site_dir, compress=compress) as base_url:
-            more_rows, more_failures = run(site_dir, base_url, preset, serve)
+    for serve in serves:
+        with site.serve(site_dir, compress=SERVES[serve]) as base_url:
+            more_rows, more_failures = run(site_dir, base_url, preset, serve, which)
         rows += more_rows
         failures += more_failures
     return rows, failures
@@ -175,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=None, metavar="DIR",
                         help="audit this already built site (the directory holding its"
                         " index.html, built under the site_url path) instead of building one")
+    parser.add_argument("--widget-pages", action="store_true",
+                        help="audit every page with a widget of the FFN lab instead, served"
+                        " gzip-compressed only")
     args = parser.parse_args(argv)
+    serves, which = (["gzip"], widget_pages) if args.widget_pages else (list(SERVES), pages)
     missing = [] if LIGHTHOUSE.exists() else ["lighthouse (npm ci)"]
     if not chromium.installed():
         missing.append(f"{chromium.PATH} (apt-get install -y chromium)")
@@ -183,14 +196,14 @@ def main(argv: list[str] | None = None) -> int:
         print("scripts/lighthouse needs: " + "; ".join(missing), file=sys.stderr)
         return 2
     if args.site is not None:
-        rows, failures = run_served(args.site.resolve(), args.preset)
+        rows, failures = run_served(args.site.resolve(), args.preset, serves, which)
     else:
         with tempfile.TemporaryDirectory(prefix="ffn-site-") as tmp:
             built = site.build(Path(tmp))
             if built.dir is None:
                 print(built.log, file=sys.stderr)
                 return 1
-            rows, failures = run_served(built.dir, args.preset)
+            rows, failures = run_served(built.dir, args.preset, serves, which)
     print("\n".join(table(rows)))
     print(f"reports: {REPORTS}")
     if failures:

@@ -160,8 +160,28 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
     for typed in ("-0.75", "2.5", "-7.25", "0", "8"):  # the number field goes beyond it
         number.fill(typed)
         assert x_shown(widget) == widgets.activation_numbers(float(typed)), typed
+    note = widget.locator("[data-note]")
+    expect(note).to_be_empty()
+    for typed in ("", "9", "-1e3"):  # refused, said so; the last x stays shown
+        number.fill(typed)
+        expect(note).to_have_text("Type a number for x from \N{MINUS SIGN}8 to 8; the values "
+                                  "shown are for x = 8.")
+        assert x_shown(widget) == widgets.activation_numbers(8.0), typed
+    number.fill("0.5")
+    expect(note).to_be_empty()
     assert widget.locator("svg[role='img'] title").count() == 1
     assert widget.locator("path.ffn-curve").count() == len(widgets.ACTIVATION_NAMES)
+    # d3's axes: ticks at the integers, and the marker where x = 0.5 falls between 0 and 1
+    ticks = widget.locator("svg .tick text").all_text_contents()
+    assert [t for t in ticks if t] == ["\N{MINUS SIGN}4", "\N{MINUS SIGN}3", "\N{MINUS SIGN}2",
+                                      "\N{MINUS SIGN}1", "0", "1", "2", "3", "4",
+                                      "\N{MINUS SIGN}1", "1", "2", "3", "4"]
+    marker = float(widget.locator(".ffn-plot__marker").get_attribute("x1") or "nan")
+    x_axis = widget.locator(".ffn-plot__axes").first.locator(".tick").evaluate_all(
+        "ticks => ticks.map(t => [t.textContent, t.transform.baseVal[0].matrix.e])")
+    at = dict(x_axis)
+    offset = page.evaluate("window.devicePixelRatio > 1 ? 0 : 0.5")  # d3's axis.offset():
+    assert marker + offset == pytest.approx((at["0"] + at["1"]) / 2)  # ticks on whole pixels
 
 
 @pytest.mark.parametrize("url, widget", [(SIZER_PAGE, "sizer"), (ACTIVATIONS_PAGE, "activations")])
@@ -175,6 +195,11 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser,
         root = page.locator(f'[data-widget="{widget}"]')
         expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
         assert root.locator(".ffn-widget__live").count() == 0
+        # the table's scroller: in the tab order, named by the caption (no script runs here)
+        scroller = root.locator(".ffn-widget__fallback .ffn-table")
+        caption = root.locator(".ffn-widget__fallback caption").text_content() or ""
+        expect(scroller).to_have_attribute("tabindex", "0")
+        expect(scroller).to_have_accessible_name(caption.strip())
         text = root.text_content() or ""
         if widget == "sizer":
             for m in widgets.PRESETS:

@@ -3,27 +3,47 @@
 // tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
 import * as lab from "../lab/activations.js";
 import {formatFixed} from "../lab/format.js";
-import {fragment, uid} from "./dom.js";
+import {fragment, loadD3, uid} from "./dom.js";
 
 const PLOT = {x0: -4, x1: 4, y0: -1, y1: 4, width: 560, height: 300, pad: 34};
+const SAMPLES = 401;  // points per curve: 0.02 apart in x, finer than a pixel of the plot
 
-function curvePath(f, sx, sy) {
-  const points = [];
-  for (let i = 0; i <= 400; i++) {
-    const x = PLOT.x0 + (PLOT.x1 - PLOT.x0) * i / 400;
-    const y = Math.min(Math.max(f(x), PLOT.y0 - 1), PLOT.y1 + 1);
-    points.push(`${sx(x).toFixed(1)},${sy(y).toFixed(1)}`);
+/** The curves, the axes through zero and the x marker, drawn by d3 in the empty <svg>. */
+function draw(d3, svg, names) {
+  const sx = d3.scaleLinear([PLOT.x0, PLOT.x1], [PLOT.pad, PLOT.width - PLOT.pad]);
+  const sy = d3.scaleLinear([PLOT.y0, PLOT.y1], [PLOT.height - PLOT.pad, PLOT.pad]);
+  const plot = d3.select(svg);
+  plot.append("g").attr("class", "ffn-plot__axes")
+    .attr("transform", `translate(0,${sy(0)})`)
+    .call(d3.axisBottom(sx).ticks(8).tickSizeOuter(0));
+  plot.append("g").attr("class", "ffn-plot__axes")
+    .attr("transform", `translate(${sx(0)},0)`)
+    .call(d3.axisLeft(sy).ticks(5).tickSizeOuter(0)
+      .tickFormat(t => (t === 0 ? "" : d3.format("")(t))));  // one 0, on the x axis
+  const clipId = `${svg.id}-clip`;  // the curves stop at the plot's edges
+  plot.append("clipPath").attr("id", clipId).append("rect")
+    .attr("x", sx(PLOT.x0)).attr("y", sy(PLOT.y1))
+    .attr("width", sx(PLOT.x1) - sx(PLOT.x0)).attr("height", sy(PLOT.y0) - sy(PLOT.y1));
+  const curves = plot.append("g").attr("clip-path", `url(#${clipId})`);
+  const xs = d3.range(SAMPLES).map(i => PLOT.x0 + (PLOT.x1 - PLOT.x0) * i / (SAMPLES - 1));
+  const clamp = y => Math.min(Math.max(y, PLOT.y0 - 1), PLOT.y1 + 1);  // off the plot: clipped
+  for (const name of names) {
+    const f = lab.ACTIVATIONS[name][1];
+    curves.append("path").attr("class", `ffn-curve ffn-curve--${name}`)
+      .attr("d", d3.line(x => sx(x), x => sy(clamp(f(x))))(xs));
   }
-  return "M" + points.join("L");
+  const marker = plot.append("line").attr("class", "ffn-plot__marker")
+    .attr("y1", sy(PLOT.y0)).attr("y2", sy(PLOT.y1));
+  return x => {  // moves the marker to x (kept inside the plot)
+    const shown = sx(Math.min(Math.max(x, PLOT.x0), PLOT.x1));
+    marker.attr("x1", shown).attr("x2", shown);
+  };
 }
 
-export function mount(root) {
+export async function mount(root) {
+  const d3 = await loadD3();
   const id = uid("activations");
   const names = Object.keys(lab.ACTIVATIONS);
-  const sx = x => PLOT.pad + (x - PLOT.x0) / (PLOT.x1 - PLOT.x0) * (PLOT.width - 2 * PLOT.pad);
-  const sy = y => PLOT.height - PLOT.pad
-    - (y - PLOT.y0) / (PLOT.y1 - PLOT.y0) * (PLOT.height - 2 * PLOT.pad);
-  const ticks = [-4, -3, -2, -1, 0, 1, 2, 3, 4];
   const rows = names.map(name => {
     const [label] = lab.ACTIVATIONS[name];
     return `<tr><th scope="row"><span class="ffn-swatch ffn-curve--${name}"></span>${label}</th>
@@ -40,6 +60,7 @@ export function mount(root) {
         <label class="ffn-visually-hidden" for="${id}-number">x, typed</label>
         <input id="${id}-number" type="number" name="xNumber" min="-8" max="8" step="0.01"
           value="1"></div>
+      <p class="ffn-widget__note" data-note aria-live="polite"></p>
       <div class="ffn-table"><table class="ffn-activations__table" aria-live="polite">
         <thead><tr><th scope="col">activation</th><th scope="col">f(x)</th>
           <th scope="col">f′(x)</th></tr></thead>
@@ -48,27 +69,20 @@ export function mount(root) {
             <td><output data-result="gap" aria-label="exact minus tanh GELU at x">
             </output></td><td></td></tr>
         </tbody></table></div>
-      <svg class="ffn-plot" viewBox="0 0 ${PLOT.width} ${PLOT.height}" role="img"
+      <svg class="ffn-plot" id="${id}-plot" viewBox="0 0 ${PLOT.width} ${PLOT.height}" role="img"
         aria-labelledby="${id}-plot-title">
         <title id="${id}-plot-title">ReLU, exact and tanh GELU, SiLU and squared ReLU for x
           from −4 to 4, with a vertical line at the chosen x</title>
-        <g class="ffn-plot__axes">
-          <line x1="${sx(PLOT.x0)}" x2="${sx(PLOT.x1)}" y1="${sy(0)}" y2="${sy(0)}"></line>
-          <line x1="${sx(0)}" x2="${sx(0)}" y1="${sy(PLOT.y0)}" y2="${sy(PLOT.y1)}"></line>
-          ${ticks.map(t => `<text x="${sx(t)}" y="${sy(PLOT.y0) + 16}">${t}</text>`).join("")}
-          ${[-1, 1, 2, 3, 4].map(t =>
-            `<text x="${sx(0) - 8}" y="${sy(t) + 4}" text-anchor="end">${t}</text>`).join("")}
-        </g>
-        ${names.map(name => `<path class="ffn-curve ffn-curve--${name}"
-          d="${curvePath(lab.ACTIVATIONS[name][1], sx, sy)}"></path>`).join("")}
-        <line class="ffn-plot__marker" data-marker y1="${sy(PLOT.y0)}" y2="${sy(PLOT.y1)}">
-        </line>
       </svg>
     </div>`));
   const slider = root.querySelector('input[name="x"]');
   const number = root.querySelector('input[name="xNumber"]');
-  const marker = root.querySelector("[data-marker]");
+  const note = root.querySelector("[data-note]");
+  const moveMarker = draw(d3, root.querySelector("svg.ffn-plot"), names);
+  let shownX = null;
   const show = x => {
+    shownX = x;
+    note.textContent = "";
     for (const name of names) {
       const [, f, df] = lab.ACTIVATIONS[name];
       root.querySelector(`[data-result="${name}"]`).value = formatFixed(f(x), 6);
@@ -76,9 +90,7 @@ export function mount(root) {
     }
     root.querySelector('[data-result="gap"]').value =
       formatFixed(lab.gelu(x) - lab.geluTanh(x), 8);
-    const shownX = Math.min(Math.max(x, PLOT.x0), PLOT.x1);
-    marker.setAttribute("x1", sx(shownX));
-    marker.setAttribute("x2", sx(shownX));
+    moveMarker(x);
   };
   slider.addEventListener("input", () => {
     number.value = slider.value;
@@ -86,7 +98,12 @@ export function mount(root) {
   });
   number.addEventListener("input", () => {
     const x = Number(number.value);
-    if (number.value.trim() === "" || !Number.isFinite(x)) return;
+    if (number.value.trim() === "" || !Number.isFinite(x) || x < -8 || x > 8) {
+      // the last x stays shown, and the note says so
+      note.textContent = "Type a number for x from −8 to 8; the values shown are for " +
+        `x = ${shownX}.`;
+      return;
+    }
     slider.value = String(x);
     show(x);
   });
