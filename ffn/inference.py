@@ -78,19 +78,23 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> 
     """Bytes all the model's FFNs move for one decode step of ``batch`` tokens.
 
     Per layer: every weight and bias used, read once for the whole batch (a mixture of experts:
-    the router and the experts the batch uses, ``experts_read`` on average), plus each token's
-    ``x`` read and ``y`` written, ``d_model`` values each.
+    the router, the shared experts and the routed experts the batch uses, ``experts_read`` on
+    average; its leading dense layers, if any, their whole FFN), plus each token's ``x`` read
+    and ``y`` written, ``d_model`` values each.
     """
     model = _model(model)
     batch = check.positive_int(batch, "batch")
     size = check.positive_int(bytes_per_value, "bytes_per_value")
+    activations = 2 * batch * model.d_model  # x read, y written
     if model.n_experts is None or model.top_k is None:
-        weights: float = model.ffn_parameters_per_layer()
-    else:
-        expert = count_parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
-        router = model.d_model * model.n_experts
-        weights = router + experts_read(model.n_experts, model.top_k, batch) * expert
-    return model.n_layers * size * (weights + 2 * batch * model.d_model)
+        return model.n_layers * size * (model.ffn_parameters_per_layer() + activations)
+    expert = count_parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
+    router = model.d_model * model.n_experts
+    weights = (router + experts_read(model.n_experts, model.top_k, batch) * expert
+               + model.shared_parameters())
+    moe_layers = model.n_layers - model.dense_layers
+    dense = model.dense_layers * size * (model.dense_ffn_parameters() + activations)
+    return moe_layers * size * (weights + activations) + dense
 
 
 def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> float:

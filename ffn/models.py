@@ -101,24 +101,29 @@ class ModelDims:
         if self.n_experts is None:
             return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
                                     gated=self.gated)
+        return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts,
+                                    self.top_k if active else None, self.bias,
+                                    self.gated) + self.shared_parameters()
+
+    def shared_parameters(self) -> int:
+        """Parameters of one MoE layer's shared experts and their gate, which every token uses
+        (0 without any)."""
         shared = count_parameters(self.d_model, self.shared_d_ff, self.bias, self.gated) if (
             self.shared_d_ff) else 0
         gate = self.d_model if self.shared_gate else 0  # (d_model, 1)
-        return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts,
-                                    self.top_k if active else None, self.bias,
-                                    self.gated) + shared + gate
+        return shared + gate
 
-    def _dense_ffn_parameters(self) -> int:
-        """Parameters of the leading dense layers' FFNs (0 without any)."""
+    def dense_ffn_parameters(self) -> int:
+        """Parameters of the FFN of one of the leading dense layers (0 without any)."""
         if self.dense_d_ff is None:
             return 0
-        return self.dense_layers * count_parameters(self.d_model, self.dense_d_ff, self.bias,
-                                                    self.gated)
+        return count_parameters(self.d_model, self.dense_d_ff, self.bias, self.gated)
 
     def ffn_parameters(self, active: bool = False) -> int:
         """Parameters of all the model's FFNs (``active``: those one token uses)."""
         moe_layers = self.n_layers - self.dense_layers
-        return self._dense_ffn_parameters() + moe_layers * self.ffn_parameters_per_layer(active)
+        return (self.dense_layers * self.dense_ffn_parameters()
+                + moe_layers * self.ffn_parameters_per_layer(active))
 
     def attention_parameters(self) -> int:
         """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""

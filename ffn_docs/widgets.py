@@ -94,7 +94,8 @@ def _sizer() -> str:
     table = _table(
         "The FFNs of every model in ffn.models, computed by ffn when the site was built "
         f"(bytes at {BYTES_PER_WEIGHT} per weight; a mixture of experts: all its experts and "
-        "the router per layer, and the bytes of the experts one token uses on average)",
+        "the router per layer, and the bytes of the router, shared and routed experts one "
+        "token uses on average, with any leading dense layers' whole FFNs)",
         ["model", "d_ff", "one layer's FFN", "FFN share of the layer", "all FFNs",
          "FFN FLOPs per token", "FFN GB read per token at decode"], rows)
     data = json.dumps({"models": [camel(m) for m in PRESETS]}, separators=(",", ":"))

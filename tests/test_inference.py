@@ -98,6 +98,28 @@ def test_a_moe_step_of_one_token_reads_the_router_and_its_chosen_experts() -> No
     assert decode_bytes(model, big, bytes_per_value=4) == pytest.approx(expected, rel=1e-12)
 
 
+def test_a_deepseek_style_step_reads_dense_layers_and_shared_experts_too() -> None:
+    """One leading dense layer and, in each MoE layer, a shared expert besides the routed ones
+    (DeepSeek-V3's layout): the arrays one token's step touches, counted one by one."""
+    model = dims(gated=True, bias=False, n_layers=3, n_experts=4, top_k=2, shared_d_ff=32,
+                 dense_layers=1, dense_d_ff=80)
+    dense = ffn.GatedFeedForward.random(model.d_model, 80, variant="swiglu", dtype=np.float32)
+    shared = ffn.GatedFeedForward.random(model.d_model, 32, variant="swiglu", dtype=np.float32)
+    routed = ffn.MixtureOfExperts.random(model.d_model, model.d_ff, 4, top_k=2,
+                                         variant="swiglu", dtype=np.float32)
+    moe = ffn.MixtureOfExperts(routed.router, routed.experts, top_k=2, shared_experts=[shared])
+    x = np.ones((1, model.d_model), np.float32)  # (1, d_model)
+    _, chosen, _ = moe.route(x)
+    y = moe(x)
+    io = x.nbytes + y.nbytes
+    dense_layer = sum(a.nbytes for a in (dense.W, dense.V, dense.W2)) + io
+    moe_layer = (moe.router.nbytes + io + sum(a.nbytes for i in chosen[0] for a in (
+        moe.experts[i].W, moe.experts[i].V, moe.experts[i].W2))
+        + sum(a.nbytes for a in (shared.W, shared.V, shared.W2)))
+    assert decode_bytes(model, 1, bytes_per_value=4) == pytest.approx(
+        dense_layer + 2 * moe_layer, rel=1e-12)
+
+
 def test_decode_functions_refuse_what_is_not_a_model_or_a_size() -> None:
     with pytest.raises(TypeError, match="model must be a ModelDims"):
         decode_bytes("GPT-2 small")

@@ -95,17 +95,25 @@ export function resolvedDff(m) {
 /** ModelDims.ffn_parameters_per_layer: one FFN, or one MoE layer (active: a token's part). */
 export function ffnParametersPerLayer(m, active = false) {
   if (m.nExperts === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const shared = m.sharedDff ? countParameters(m.dModel, m.sharedDff, m.bias, m.gated) : 0n;
-  const gate = m.sharedGate ? m.dModel : 0n;
   return countMoeParameters(m.dModel, resolvedDff(m), m.nExperts, active ? m.topK : null,
-                            m.bias, m.gated) + shared + gate;
+                            m.bias, m.gated) + sharedParameters(m);
+}
+
+/** ModelDims.shared_parameters: one MoE layer's shared experts and their gate. */
+export function sharedParameters(m) {
+  const shared = m.sharedDff ? countParameters(m.dModel, m.sharedDff, m.bias, m.gated) : 0n;
+  return shared + (m.sharedGate ? m.dModel : 0n);
+}
+
+/** ModelDims.dense_ffn_parameters: the FFN of one of the leading dense layers. */
+export function denseFfnParameters(m) {
+  return m.denseDff === null ? 0n : countParameters(m.dModel, m.denseDff, m.bias, m.gated);
 }
 
 /** ModelDims.ffn_parameters: all the model's FFNs (active: those one token uses). */
 export function ffnParameters(m, active = false) {
-  const dense = m.denseDff === null ? 0n
-    : m.denseLayers * countParameters(m.dModel, m.denseDff, m.bias, m.gated);
-  return dense + (m.nLayers - m.denseLayers) * ffnParametersPerLayer(m, active);
+  return m.denseLayers * denseFfnParameters(m)
+    + (m.nLayers - m.denseLayers) * ffnParametersPerLayer(m, active);
 }
 
 /** ModelDims.attention_parameters: all attention sublayers. */
@@ -142,16 +150,20 @@ export function ffnFlopsPerToken(m, backward = false) {
  * float), by the same double operations in the same order. */
 export function decodeBytes(m, bytesPerValue = 2n) {
   const batch = 1n;
+  const activations = 2n * batch * m.dModel;  // x read, y written
   if (m.nExperts === null) {
-    return m.nLayers * bytesPerValue * (ffnParametersPerLayer(m) + 2n * batch * m.dModel);
+    return m.nLayers * bytesPerValue * (ffnParametersPerLayer(m) + activations);
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
   const router = m.dModel * m.nExperts;
   const n = Number(m.nExperts);
   // experts_read: n * (1 - (1 - k/n) ** batch); with batch 1, y ** 1 is y in both languages.
   const read = n * (1.0 - (1.0 - Number(m.topK) / n));
-  const weights = Number(router) + read * Number(expert);
-  return Number(m.nLayers * bytesPerValue) * (weights + Number(2n * batch * m.dModel));
+  // Python adds the ints to the float one at a time, each converted to a double first.
+  const weights = Number(router) + read * Number(expert) + Number(sharedParameters(m));
+  const moeLayers = m.nLayers - m.denseLayers;
+  const dense = m.denseLayers * bytesPerValue * (denseFfnParameters(m) + activations);
+  return Number(moeLayers * bytesPerValue) * (weights + Number(activations)) + Number(dense);
 }
 
 /** Every number the model sizer shows, from one ModelDims-like object. */
