@@ -54,7 +54,8 @@ class Answer:
 
     def shown(self) -> str:
         """The expected answer as the widget confirms it: thousands grouped when exact."""
-        return f"{int(self.expected()):,}" if self.rounding() == {"exact": True} else self.expected()
+        exact = self.decimals is None and self.figures is None
+        return f"{int(self.expected()):,}" if exact else self.expected()
 
     def rounding_words(self) -> str:
         """"to five decimals", "to three significant figures", "exactly"."""
@@ -121,8 +122,8 @@ ANSWERS: tuple[Answer, ...] = (
     Answer("L2.1", "the first hidden unit", lambda: _hidden_unit([0.5, 0.2, -0.3, 0.1], 0.1),
            decimals=1),
     Answer("L2.2", "ReLU's output", lambda: _hidden_unit([-0.4, 0.5, 0.2, -0.6], -0.1)),
-    Answer("L2.3", "ReLU(−1.9)", lambda: float(ffn.relu(-1.9))),
-    Answer("L2.3", "SiLU(−1.9)", lambda: float(ffn.silu(-1.9)), decimals=5),
+    Answer("L2.3", "ReLU(\N{MINUS SIGN}1.9)", lambda: float(ffn.relu(-1.9))),
+    Answer("L2.3", "SiLU(\N{MINUS SIGN}1.9)", lambda: float(ffn.silu(-1.9)), decimals=5),
     Answer("L3.1", "parameters", lambda: ffn.count_parameters(768, 3072)),
     Answer("L3.3", "first entry of FFN(x)", lambda: _l3_3()[0]),
     Answer("L3.3", "second entry of FFN(x)", lambda: _l3_3()[1]),

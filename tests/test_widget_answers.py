@@ -167,8 +167,8 @@ def broken(draw: st.DrawFn, answer: tuple[str, Decimal, Rounding]) -> tuple[str,
         return text + "%", "percent"
     if how == "bad group":  # a separator with two digits after it
         return f"{draw(st.integers(1, 999))},{draw(st.integers(10, 99))}", "number"
-    return draw(st.sampled_from(["-", "+", ".", "e5", "-.e3", "1e", "1e+", "−", "%"])), (
-        "number")
+    no_digits = ["-", "+", ".", "e5", "-.e3", "1e", "1e+", "\N{MINUS SIGN}", "%"]
+    return draw(st.sampled_from(no_digits)), "number"
 
 
 @SETTINGS
@@ -238,8 +238,8 @@ PRINTED = {
     ("L1.1", "columns of W2"): r"^W2: \(\d+, (\d+)\)$",
     ("L2.1", "the first hidden unit"): r"^ReLU\(\S+\) = (\S+)$",
     ("L2.2", "ReLU's output"): r"^ReLU: (\S+)$",
-    ("L2.3", "ReLU(−1.9)"): r"^ReLU\(-1\.9\) = (\S+)$",
-    ("L2.3", "SiLU(−1.9)"): r"ffn\.silu: (\S+)$",
+    ("L2.3", "ReLU(\N{MINUS SIGN}1.9)"): r"^ReLU\(-1\.9\) = (\S+)$",
+    ("L2.3", "SiLU(\N{MINUS SIGN}1.9)"): r"ffn\.silu: (\S+)$",
     ("L3.1", "parameters"): r"^ffn\.count_parameters: (\S+)$",
     ("L3.3", "first entry of FFN(x)"): r"^h @ W2 \+ b2 = \[\s*(\S+)\s+\S+\]$",
     ("L3.3", "second entry of FFN(x)"): r"^h @ W2 \+ b2 = \[\s*\S+\s+(\S+)\]$",
