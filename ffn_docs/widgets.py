@@ -11,6 +11,7 @@ tests/browser/test_widgets.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 import ffn
 from ffn.activations import FUNCTIONS
 from ffn.models import ALL_MODELS, ModelDims
+from ffn_docs import answers
 
 PRESETS: tuple[ModelDims, ...] = ALL_MODELS
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
@@ -123,6 +125,9 @@ def _activations() -> str:
 
 
 WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations}
+# The exercises' answer boxes, one widget per exercise ("answers-L2-1", module answers.js).
+WIDGETS.update({answers.widget_name(e): functools.partial(answers.render, e)
+                for e in answers.EXERCISES})
 
 
 def render(name: str) -> str:

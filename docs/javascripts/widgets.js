@@ -12,7 +12,8 @@ const observer = new IntersectionObserver(entries => {
     if (!entry.isIntersecting) continue;
     const root = entry.target;
     observer.unobserve(root);
-    import(`./widgets/${root.dataset.widget}.js`).then(async widget => {
+    // "NAME" or "NAME-PART" (one widget of several of a kind): javascripts/widgets/NAME.js.
+    import(`./widgets/${root.dataset.widget.split("-")[0]}.js`).then(async widget => {
       await widget.mount(root);
       root.classList.add("ffn-widget--live");  // hides the table (extra.css), not in print
     }).catch(error => {
