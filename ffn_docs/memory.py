@@ -63,13 +63,24 @@ def memory_numbers(x: Sequence[float], activation: str = "relu") -> dict[str, li
             "fires": firing_sentence(firing([float(v) for v in trace.h_pre]))}
 
 
+TABLE_LABELS = {"relu": "ReLU", "gelu": "GELU"}  # the fallback table's, to keep it narrow
+
+
+def fallback_cells(x: Sequence[float], activation: str) -> list[str]:
+    """A row of the fallback table: the activation, h0 to h5, y, and the units that fire."""
+    trace = memory_block(activation).forward_trace(np.asarray(x, dtype=np.float64))
+    units = firing([float(v) for v in trace.h_pre])
+    return [TABLE_LABELS[activation], *(shown(v) for v in trace.h),
+            ", ".join(shown(v) for v in trace.y), ", ".join(map(str, units)) or "none"]
+
+
 def table_tokens() -> list[tuple[str, list[float]]]:
     """The fallback table's tokens: the figure's, then each coordinate at its slider's ends."""
     token = [float(v) for v in memory_token()]
-    rows = [("the figure's token", token)]
+    rows = [("the figure's", token)]
     for j in range(D_MODEL):
         for end in SLIDER[:2]:
             x = list(token)
             x[j] = end
-            rows.append((f"x{j} = {shown(end, 0)}", x))
+            rows.append((f"x{j} at {shown(end, 0)}", x))
     return rows
