@@ -127,6 +127,9 @@ def test_bad_input_is_named(site: Site, new_page: tuple[Page, Recorder]) -> None
         expect(note).to_contain_text(message)
         assert set(shown(widget)["h"]) == {""} and shown(widget)["fires"] == ""
         assert "NaN" not in (widget.text_content() or "")
+        expect(widget.locator(".ffn-memory__summary")).to_be_hidden()
+        expect(widget.locator(".ffn-memory__chart")).to_be_hidden()
+        assert widget.locator(".ffn-memory__fires").count() == 0
     field.fill("1.5")
     assert_shows(widget, [TOKEN[0], 1.5, TOKEN[2]], "relu")
 

@@ -59,7 +59,7 @@ export async function mount(root) {
             <td><output data-result="h${i}" aria-label="h${i}"></output></td>
             <td data-fires="${i}"></td></tr>`).join("")}</tbody>
         </table></div>
-        <div class="ffn-table"><table class="ffn-memory__table">
+        <div class="ffn-table"><table class="ffn-memory__table ffn-memory__y">
           <caption>y = Σ h<sub>i</sub> v<sub>i</sub> + b2</caption>
           <tbody>${coords.map(k => `<tr><th scope="row">y${k}</th>
             <td><output data-result="y${k}" aria-label="y${k}"></output></td></tr>`)
@@ -77,6 +77,7 @@ export async function mount(root) {
   const number = j => live.querySelector(`input[name="x${j}Number"]`);
   const out = name => live.querySelector(`[data-result="${name}"]`);
   const note = live.querySelector("[data-note]");
+  const summary = live.querySelector(".ffn-memory__summary");
   const svg = live.querySelector("svg");
   const activation = () => live.querySelector(`input[name="${id}-activation"]:checked`).value;
   const x = [...token];
@@ -145,10 +146,15 @@ export async function mount(root) {
       note.textContent = [...problems.values()].join(" ");
       for (const element of live.querySelectorAll("output")) element.value = "";
       for (const cell of live.querySelectorAll("[data-fires]")) cell.textContent = "";
-      svg.classList.add("ffn-memory__chart--stale");
+      for (const row of live.querySelectorAll("tr[data-unit]")) {
+        row.classList.remove("ffn-memory__fires");
+      }
+      summary.hidden = true;
+      svg.classList.add("ffn-memory__chart--stale");  // no bars for a token that is not one
       return;
     }
     note.textContent = "";
+    summary.hidden = false;
     svg.classList.remove("ffn-memory__chart--stale");
     const r = memoryForward(W1, b1, W2, b2, x, activation());
     const fires = new Set(r.fires);
