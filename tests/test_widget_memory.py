@@ -23,9 +23,10 @@ The tolerance, derived (u = 2**-53, the unit roundoff; gamma_n = n u / (1 - n u)
 That bound is computed for every input from its own terms; at the page's scale (terms near 1)
 it is of order 1e-15, while the page prints 2 decimals. The two sides do differ (numpy's
 pre-activations and outputs are not always JavaScript's bits; on 3,000 random blocks the
-largest pre-activation gap seen was 1.9 eps S_i, against a bound of (d_model + 1) eps S_i). test_every_slider_position_prints_as_ffn checks that the printed
-strings agree at every position the sliders can take.
-The units that fire (pre_i > 0) must agree wherever |pre_i| exceeds its bound.
+largest pre-activation gap seen was 1.9 eps S_i, against a bound of (d_model + 1) eps S_i).
+test_every_slider_position_prints_as_ffn checks that the printed strings agree at every
+position the sliders can take. The units that fire (pre_i > 0) must agree wherever |pre_i|
+exceeds its bound.
 """
 
 from __future__ import annotations
