@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import ffn
 from ffn.activations import FUNCTIONS
 from ffn.models import ALL_MODELS, ModelDims
-from ffn_docs import answers
+from ffn_docs import answers, memory
 
 PRESETS: tuple[ModelDims, ...] = ALL_MODELS
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
@@ -124,7 +124,51 @@ def _activations() -> str:
     return f'<div class="ffn-widget__fallback">{table}</div>'
 
 
-WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations}
+def memory_data() -> dict[str, object]:
+    """The memory explorer's JSON: the page's block (as ffn holds it), its token and ranges."""
+    block = memory.memory_block("relu")
+    assert block.b1 is not None and block.b2 is not None  # FeedForward.random: zero biases
+    return {"W1": block.W1.tolist(), "b1": block.b1.tolist(), "W2": block.W2.tolist(),
+            "b2": block.b2.tolist(), "token": memory.memory_token().tolist(),
+            "activations": memory.ACTIVATIONS, "digits": memory.DIGITS,
+            "slider": list(memory.SLIDER), "typed": list(memory.TYPED)}
+
+
+def _memory() -> str:
+    # Each token a row group: its ReLU row (the figure's activation) and its GELU row.
+    head = "".join(f'<th scope="col">{h}</th>' for h in [
+        "token x", "\N{GREEK SMALL LETTER SIGMA}", *(f"h{i}" for i in range(memory.D_FF)),
+        "y = \N{GREEK CAPITAL LETTER SIGMA} h<sub>i</sub> v<sub>i</sub> + b2",
+        "units that fire"])
+    groups = []
+    for name, x in memory.table_tokens():
+        rows = []
+        for activation in memory.ACTIVATIONS:
+            cells = "".join(f"<td>{html.escape(c)}</td>"
+                            for c in memory.fallback_cells(x, activation))
+            rows.append(f"<tr>{cells}</tr>")
+        token = ", ".join(memory.shown(v) for v in x)
+        groups.append(f'<tbody><tr><th scope="rowgroup" rowspan="{len(rows)}">({token})<br>'
+                      f"{html.escape(name)}</th>{rows[0][4:]}{''.join(rows[1:])}</tbody>")
+    caption = (
+        f"The key-value memory of the figure above (d_model {memory.D_MODEL}, d_ff "
+        f"{memory.D_FF}): each unit's coefficient h<sub>i</sub> = \N{GREEK SMALL LETTER SIGMA}"
+        "(x \N{MIDDLE DOT} k<sub>i</sub> + b1<sub>i</sub>) and the output y, with ReLU and "
+        "with exact GELU, for the figure's token and for each of its numbers at the ends of "
+        "the explorer's sliders, computed by ffn when the site was built. A unit fires when "
+        "x \N{MIDDLE DOT} k<sub>i</sub> + b1<sub>i</sub> &gt; 0.")
+    # a labelled, focusable scroll region, as _table's (why there)
+    table = (f'<div class="ffn-table ffn-memory__fallback" tabindex="0" role="region" '
+             f'aria-labelledby="ffn-memory-caption"><table>'
+             f'<caption id="ffn-memory-caption">{caption}</caption>'
+             f"<thead><tr>{head}</tr></thead>{''.join(groups)}</table></div>")
+    data = json.dumps(memory_data(), separators=(",", ":")).replace("</", "<\\/")
+    return (f'<div class="ffn-widget__fallback">{table}</div>'
+            f'<script type="application/json" class="ffn-widget__data">{data}</script>')
+
+
+WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations,
+                                         "memory": _memory}
 # The exercises' answer boxes, one widget per exercise ("answers-L2-1", module answers.js).
 WIDGETS.update({answers.widget_name(e): functools.partial(answers.render, e)
                 for e in answers.EXERCISES})

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
 
 import ffn
+from ffn_docs import memory
 from scripts.figures._common import canvas, color, fg
 
 # Typographic characters, as escapes so the source stays plain ASCII.
@@ -229,15 +230,12 @@ def expand_contract() -> Figure:
 
 # --- 4. keys and values ----------------------------------------------------------------------
 
-KV_D_MODEL, KV_D_FF, KV_SEED, KV_TOKEN_SEED = 3, 6, 0, 3
-
-
 @functools.cache
 def kv_run() -> tuple[ffn.FeedForward, ffn.FeedForwardTrace]:
-    """A small real ReLU block and one token, for the key-value picture."""
-    block = ffn.FeedForward.random(KV_D_MODEL, KV_D_FF, activation="relu", seed=KV_SEED)
-    x = np.random.default_rng(KV_TOKEN_SEED).standard_normal(KV_D_MODEL)
-    return block, block.forward_trace(x)
+    """A small real ReLU block and one token, for the key-value picture: the ones the memory
+    explorer on the same page starts from (ffn_docs/memory.py)."""
+    block = memory.memory_block("relu")
+    return block, block.forward_trace(memory.memory_token())
 
 
 def cells(ax: Axes, x0: float, cy: float, values: np.ndarray, w: float = 0.5,
