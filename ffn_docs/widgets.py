@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import ffn
 from ffn.activations import FUNCTIONS
 from ffn.models import ALL_MODELS, ModelDims
+from ffn_docs import widget_router
 
 PRESETS: tuple[ModelDims, ...] = ALL_MODELS
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
@@ -112,7 +113,8 @@ def _activations() -> str:
     return f'<div class="ffn-widget__fallback">{table}</div>'
 
 
-WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations}
+WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations,
+                                          "router": widget_router.render}
 
 
 def render(name: str) -> str:
