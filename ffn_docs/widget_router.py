@@ -131,23 +131,23 @@ def _table() -> str:
     from ffn_docs.widgets import _table as table  # the other widgets' table markup
 
     logits = example_logits()[TOKEN]
-    zero = [0.0] * N_EXPERTS
-    cases = [("sigmoid", 1, zero), ("sigmoid", 2, zero), ("sigmoid", 2, example_bias()),
-             ("softmax", 2, zero)]
-    shown = [router_numbers(logits, k, score, bias) for score, k, bias in cases]
-    softmax_p = router_numbers(logits, 2, "softmax", zero)["scores"]
-    rows = [[f"{i}", f"{logits[i]:.3f}", shown[0]["scores"][i], shown[0]["weight"][i],
-             shown[1]["weight"][i], shown[2]["weight"][i], softmax_p[i], shown[3]["weight"][i]]
-            for i in range(N_EXPERTS)]
+    top1, top2, biased = fallback_cases()
+    rows = [[f"{i}", f"{logits[i]:.3f}", top1["scores"][i], top1["weight"][i],
+             top2["weight"][i], biased["weight"][i]] for i in range(N_EXPERTS)]
     return table(
-        f"Token {TOKEN} of the example above through its router (no groups, weights "
-        f"renormalised to sum 1), computed by ffn when the site was built: each expert's "
-        f"logit, its score and the weight it gets when chosen ({DASH}: not chosen), with "
-        f"sigmoid scores for top-1, top-2 and top-2 with a bias of {BIAS:.2f} on expert "
-        f"{BIAS_EXPERT} (the weights from the unbiased scores), and with softmax for top-2",
-        ["expert", "logit", "sigmoid score", "weight, top-1", "weight, top-2",
-         f"weight, top-2, bias {BIAS:.2f} on expert {BIAS_EXPERT}", "softmax score",
-         "weight, softmax top-2"], rows)
+        f"Token {TOKEN} of the example above, sigmoid scores, no groups, computed by ffn when "
+        f"the site was built: each expert's logit and score, and its weight when chosen "
+        f"({DASH}: not chosen) for top-1, top-2, and top-2 with a bias of {BIAS:.2f} on "
+        f"expert {BIAS_EXPERT} (the weights from the unbiased scores)",
+        ["expert", "logit", "score", "weight, top-1", "weight, top-2",
+         f"weight, top-2, bias on {BIAS_EXPERT}"], rows)
+
+
+def fallback_cases() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The fallback table's three routes of the example token: top-1, top-2, top-2 biased."""
+    logits, zero = example_logits()[TOKEN], [0.0] * N_EXPERTS
+    return (router_numbers(logits, 1, "sigmoid", zero), router_numbers(logits, 2, "sigmoid", zero),
+            router_numbers(logits, 2, "sigmoid", example_bias()))
 
 
 def render() -> str:
