@@ -53,7 +53,7 @@ def expect_ffn(widget: Locator, logits: list[float], top_k: int, score: str,
     marked = widget.locator("rect.ffn-router__bar--chosen")
     assert marked.count() == top_k
     labels = widget.locator("text.ffn-router__weight").all_text_contents()
-    assert labels == [want["weight"][int(e)] for e in want["chosen"]]
+    assert labels == [f"w={want['weight'][int(e)]}" for e in want["chosen"]]
     assert widget.locator("line.ffn-router__mark").count() == sum(b != 0 for b in bias)
 
 

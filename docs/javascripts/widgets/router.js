@@ -44,9 +44,8 @@ export async function mount(root) {
           <select id="${id}-score" name="score">${Object.entries(data.scores).map(
             ([value, label]) => `<option value="${value}">${escape(label)}</option>`)
             .join("")}</select></div>
-        <div class="ffn-field"><span aria-hidden="true">&nbsp;</span>
-          <button type="button" name="clearBias" class="md-button">Set every bias to
-            0</button></div>
+        <button type="button" name="clearBias" class="md-button">Set every bias to
+          0</button>
       </div>
       <div class="ffn-table"><table class="ffn-router__table">
         <thead><tr><th scope="col">expert</th><th scope="col">logit</th>
@@ -64,7 +63,7 @@ export async function mount(root) {
           score plus bias where an expert has a bias</title>
       </svg>
       <p class="ffn-router__legend" aria-hidden="true">
-        <span class="ffn-router__key ffn-router__key--chosen"></span>chosen (weight above)
+        <span class="ffn-router__key ffn-router__key--chosen"></span>chosen (w: its weight)
         <span class="ffn-router__key"></span>not chosen
         <span class="ffn-router__key ffn-router__key--bias"></span>score + bias (what chooses)
       </p>
@@ -118,7 +117,7 @@ export async function mount(root) {
     labels.selectAll("text").data(chosen).join("text").attr("class", "ffn-router__weight")
       .attr("x", e => x(e) + x.bandwidth() / 2)
       .attr("y", e => y(Math.max(scores[e], choice[e], 0)) - 5)
-      .text((e, r) => formatFixed(weights[r], 3));
+      .text((e, r) => `w=${formatFixed(weights[r], 3)}`);
   };
 
   const number = (name, low, high, what) => {
