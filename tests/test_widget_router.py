@@ -4,7 +4,9 @@
 (`max_examples=1000`, derandomized) and compared with ffn's own `MixtureOfExperts.route` for
 a layer whose router gives those logits: the identity router (`d_model = n_experts`) and
 `x` = the logits, so that `x @ router` is the logits exactly (ffn_docs.widget_router.ffn_route,
-checked here too). What is compared:
+checked here too). Each input also draws 1 to 16 experts, top-k, `normalize` and `scale`,
+as MixtureOfExperts takes them (the widget itself renormalises and leaves the scale at 1).
+What is compared:
 
 - the chosen experts and their order: equal, always. The inputs make that a fair demand. The
   logits come from a grid of sixteenths (which repeats values, so exact ties are frequent) or
@@ -23,9 +25,12 @@ checked here too). What is compared:
   zero). Why: V8's Math.exp (fdlibm) and glibc's exp are each within an ulp of the truth, so
   they may differ by 2 ulp; softmax then divides by a sum of up to 16 terms that numpy adds
   pairwise and JavaScript in a row (at most n - 1 roundings each), and the weights divide the
-  chosen scores by their sum once more: at most about 2n + 5 ulp for n = 16 experts, under 64.
-  The widget prints 3 decimals.
-- the sentences' list words (listWords) against ffn_docs.widget_router's.
+  chosen scores by their sum once more: at most about 2n + 5 ulp for n = 16 experts, under 64
+  (seen: 2.9 ulp for the softmax scores, 3.0 for their weights, 1.3 and 2.2 for sigmoid's).
+  The widget prints 3 decimals;
+- listWords and ordinal (the widget's sentences and its rank column) print as
+  ffn_docs.widget_router's list_words and ordinal; tests/browser/test_widget_router.py
+  compares every string the page shows with that module's, from ffn's route.
 """
 
 from __future__ import annotations
