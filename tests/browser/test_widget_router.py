@@ -164,6 +164,8 @@ def test_router_bad_input_is_named(site: Site, new_page: tuple[Page, Recorder]) 
         expect(note).to_contain_text(message)
         assert "NaN" not in (widget.text_content() or "")
         assert set(shown(widget)["scores"]) == {""}
+        assert widget.locator("tr.ffn-router__row--chosen").count() == 0
+        assert widget.locator("svg.ffn-router__chart--stale").count() == 1
         field.fill(restore[label])
         expect(note).to_have_text("")
     for control in widget.locator("input, select").all():

@@ -149,9 +149,12 @@ export async function mount(root) {
       else state.bias[i] = bias;
     }
     for (const element of form.querySelectorAll("output")) element.value = "";
+    for (const row of form.querySelectorAll("tbody tr")) {
+      row.classList.remove("ffn-router__row--chosen");
+    }
     form.querySelector("svg").classList.toggle("ffn-router__chart--stale", problems.length > 0);
     if (problems.length) {
-      note.textContent = `${problems.join(" ")} Nothing is shown until it is.`;
+      note.textContent = `${problems.join(" ")} No route is shown until that is fixed.`;
       return;
     }
     note.textContent = "";
