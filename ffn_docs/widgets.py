@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import ffn
 from ffn.activations import FUNCTIONS
 from ffn.models import ALL_MODELS, ModelDims
-from ffn_docs import answers, memory
+from ffn_docs import answers, memory, widget_router
 
 PRESETS: tuple[ModelDims, ...] = ALL_MODELS
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
@@ -168,7 +168,7 @@ def _memory() -> str:
 
 
 WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations,
-                                         "memory": _memory}
+                                         "memory": _memory, "router": widget_router.render}
 # The exercises' answer boxes, one widget per exercise ("answers-L2-1", module answers.js).
 WIDGETS.update({answers.widget_name(e): functools.partial(answers.render, e)
                 for e in answers.EXERCISES})
