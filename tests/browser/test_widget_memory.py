@@ -99,16 +99,16 @@ def test_every_control(site: Site, new_page: tuple[Page, Recorder]) -> None:
             x[j] = float(value)
             assert_shows(widget, x, activation)
         # Both activations, by mouse and by keyboard (arrow keys move within the radio group).
-        widget.get_by_label("GELU, exact").click()
+        widget.get_by_role("radio", name="GELU, exact").click()
         activation = "gelu"
         assert_shows(widget, x, activation)
-        widget.get_by_label("GELU, exact").focus()
+        widget.get_by_role("radio", name="GELU, exact").focus()
         page.keyboard.press("ArrowUp")
         activation = "relu"
-        expect(widget.get_by_label("ReLU")).to_be_checked()
+        expect(widget.get_by_role("radio", name="ReLU")).to_be_checked()
         assert_shows(widget, x, activation)
     # Back to the figure's token, by keyboard; the activation stays.
-    widget.get_by_label("GELU, exact").check()
+    widget.get_by_role("radio", name="GELU, exact").check()
     activation = "gelu"
     widget.get_by_role("button", name="Back to the figure's token").focus()
     page.keyboard.press("Enter")
@@ -185,11 +185,11 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser)
             expect(root.locator(".ffn-memory__bar")).to_have_count(memory.D_FF + memory.D_MODEL)
             page.add_script_tag(path=sitetools.AXE_JS)
             assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
-            root.get_by_label("GELU, exact").check()  # the outlined bars below zero, too
+            root.get_by_role("radio", name="GELU, exact").check()  # the outlined bars below zero, too
             assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
             assert record.console_errors == [] and record.failed_requests == []
             expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
-            root.get_by_label("ReLU").check()
+            root.get_by_role("radio", name="ReLU").check()
             root.screenshot(path=SCREENSHOT_DIR / f"widget-{NAME}-{scheme}.png")
             page.emulate_media(media="print")
             expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
