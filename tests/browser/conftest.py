@@ -235,8 +235,14 @@ async () => {
 # (outside closed solutions, which it reads when they open).
 SCROLLABLES_READY_JS = "document.documentElement.dataset.scrollables === 'ready'"
 
+# Before axe runs, every block is laid out: extra.css lets the browser skip blocks far from the
+# screen (content-visibility: auto), which axe would then not see as rendered (contrast,
+# scrollable regions).
 AXE_JS = """
 async (tags) => {
+  const all = document.createElement("style");
+  all.textContent = ".md-typeset > * { content-visibility: visible !important; }";
+  document.head.append(all);
   const result = await axe.run(document, {runOnly: {type: "tag", values: tags},
                                           resultTypes: ["violations"]});
   return result.violations.map(v => ({
