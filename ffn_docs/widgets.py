@@ -2,12 +2,12 @@
 
 A page asks for a widget with an empty `<div class="ffn-widget" data-widget="NAME"></div>`;
 hooks/widgets.py replaces it with `render(NAME)`: the same div holding a table of ffn's numbers
-(what a reader without JavaScript, the print page and the PDF see) and, for the sizer, the
-presets' dimensions as JSON. docs/javascripts/widgets.js mounts the controls in the div and
-hides the table (class `ffn-widget--live`). Every number here is ffn's, printed as the chapters
-print it; the widget prints the same strings from ffn-lab.js (tests/test_widgets.py,
-tests/browser/test_widgets.py).
-"""
+(what a reader without JavaScript, the print page and the PDF see; the answer boxes leave a
+note instead, ffn_docs/answers.py) and the widget's data as JSON (the sizer's presets, the
+memory explorer's block, the router explorer's tokens, an exercise's answers).
+docs/javascripts/widgets.js mounts the controls in the div and hides the table (class
+`ffn-widget--live`). Every number here is ffn's, printed as the chapters print it; the widget
+prints the same strings from javascripts/lab/*.js (tests/test_widget*.py, tests/browser/)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU, exact", "gelu_tanh": "GELU, t
 
 
 def camel(model: ModelDims) -> dict[str, object]:
-    """A model's dimensions as ffn-lab.js's modelDims reads them."""
+    """A model's dimensions as lab/counting.js's modelDims reads them."""
     return {"name": model.name, "dModel": model.d_model, "dFf": model.d_ff,
             "nLayers": model.n_layers, "gated": model.gated, "bias": model.bias,
             "nAttention": model.n_attention, "kvDim": model.kv_dim,
@@ -157,10 +157,11 @@ def _memory() -> str:
         "with exact GELU, for the figure's token and for each of its numbers at the ends of "
         "the explorer's sliders, computed by ffn when the site was built. A unit fires when "
         "x \N{MIDDLE DOT} k<sub>i</sub> + b1<sub>i</sub> &gt; 0.")
-    # a labelled, focusable scroll region, as _table's (why there)
+    # a labelled, focusable scroll region, as _table's (why there), its id from the caption
+    caption_id = "ffn-table-" + hashlib.sha256(caption.encode()).hexdigest()[:12]
     table = (f'<div class="ffn-table ffn-memory__fallback" tabindex="0" role="region" '
-             f'aria-labelledby="ffn-memory-caption"><table>'
-             f'<caption id="ffn-memory-caption">{caption}</caption>'
+             f'aria-labelledby="{caption_id}"><table>'
+             f'<caption id="{caption_id}">{caption}</caption>'
              f"<thead><tr>{head}</tr></thead>{''.join(groups)}</table></div>")
     data = json.dumps(memory_data(), separators=(",", ":")).replace("</", "<\\/")
     return (f'<div class="ffn-widget__fallback">{table}</div>'

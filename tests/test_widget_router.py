@@ -176,10 +176,26 @@ def test_the_example_is_the_chapters(lab: NodeLab) -> None:
     assert shown["change"].startswith("With the bias, expert 6 replaces expert 5")
 
 
-@settings(database=None, deadline=None, max_examples=200, derandomize=True)
+@SETTINGS
 @given(items=st.lists(st.integers(0, 255).map(str), max_size=8))
 def test_list_words(lab: NodeLab, items: list[str]) -> None:
     assert lab.call("listWords", items) == widget_router.list_words(items)
+
+
+@SETTINGS
+@given(data=st.data(), n_experts=st.integers(1, 16))
+def test_bias_swap_names_who_came_in_and_who_left(lab: NodeLab, data: st.DataObject,
+                                                  n_experts: int) -> None:
+    """What the widget's sentence names: the experts the bias brought in, in the biased
+    choice's order, and those it pushed out, in the unbiased choice's order (the oracle:
+    membership tests written here, not router.js's Sets)."""
+    experts = st.permutations(range(n_experts))
+    k = data.draw(st.integers(1, n_experts))
+    biased = data.draw(experts)[:k]
+    unbiased = data.draw(experts)[:k]
+    got = lab.call("biasSwap", biased, unbiased)
+    assert got == {"added": [e for e in biased if e not in unbiased],
+                   "removed": [e for e in unbiased if e not in biased]}
 
 
 @pytest.mark.parametrize("n", range(1, 25))

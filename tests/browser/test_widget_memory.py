@@ -185,7 +185,8 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser)
             expect(root.locator(".ffn-memory__bar")).to_have_count(memory.D_FF + memory.D_MODEL)
             page.add_script_tag(path=sitetools.AXE_JS)
             assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
-            root.get_by_role("radio", name="GELU, exact").check()  # the outlined bars below zero, too
+            # the outlined bars below zero, too
+            root.get_by_role("radio", name="GELU, exact").check()
             assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
             assert record.console_errors == [] and record.failed_requests == []
             expect(root.locator(".ffn-widget__fallback")).to_be_hidden()

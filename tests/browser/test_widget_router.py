@@ -152,9 +152,10 @@ def test_router_bad_input_is_named(site: Site, new_page: tuple[Page, Recorder]) 
     cases = [("Experts per token (top-k)", "0", "Top-k must be a whole number from 1 to 8."),
              ("Experts per token (top-k)", "9", "Top-k must be a whole number from 1 to 8."),
              ("Experts per token (top-k)", "", "Top-k must be a whole number from 1 to 8."),
-             ("Logit of expert 2", "25", "The logit of expert 2 must be from -20 to 20."),
+             ("Logit of expert 2", "25",
+              "The logit of expert 2 must be from \N{MINUS SIGN}20 to 20."),
              ("Logit of expert 2", "", "The logit of expert 2 must be a number."),
-             ("Bias of expert 5", "3", "The bias of expert 5 must be from -2 to 2."),
+             ("Bias of expert 5", "3", "The bias of expert 5 must be from \N{MINUS SIGN}2 to 2."),
              ("Bias of expert 5", "", "The bias of expert 5 must be a number.")]
     restore = {"Experts per token (top-k)": "2", "Logit of expert 2": "0",
                "Bias of expert 5": "0"}

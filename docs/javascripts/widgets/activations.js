@@ -101,7 +101,7 @@ export async function mount(root) {
     if (number.value.trim() === "" || !Number.isFinite(x) || x < -8 || x > 8) {
       // the last x stays shown, and the note says so
       note.textContent = "Type a number for x from −8 to 8; the values shown are for " +
-        `x = ${shownX}.`;
+        `x = ${String(shownX).replace("-", "\u2212")}.`;
       return;
     }
     slider.value = String(x);

@@ -20,6 +20,7 @@ export async function mount(root) {
   const id = uid("memory");
   const units = [...Array(dFf).keys()], coords = [...Array(dModel).keys()];
 
+  const d3 = await loadD3();  // first: if it fails, the table stays alone (widgets.js)
   root.append(fragment(`
     <div class="ffn-widget__live ffn-memory" role="group" aria-labelledby="${id}-title">
       <p class="ffn-widget__title" id="${id}-title"><strong>Memory explorer</strong>: move the
@@ -85,7 +86,6 @@ export async function mount(root) {
 
   // The chart: d3 scales and axes; bars of h_i (units that fire filled, others outlined) and,
   // on the right, bars of y.
-  const d3 = await loadD3();
   const chart = d3.select(svg);
   const bottom = CHART.height - CHART.bottom;
   const hX = d3.scaleBand().domain(units).range([CHART.left, CHART.split]).padding(0.25);

@@ -28,6 +28,7 @@ export async function mount(root) {
       <td><output data-result="rank-${i}"></output></td>
       <td><output data-result="weight-${i}"></output></td>
     </tr>`).join("");
+  const d3 = await loadD3();  // first: if it fails, the table stays alone (widgets.js)
   root.append(fragment(`
     <form class="ffn-widget__live ffn-router" aria-labelledby="${id}-title">
       <p class="ffn-widget__title" id="${id}-title"><strong>Router explorer</strong>: one
@@ -83,7 +84,6 @@ export async function mount(root) {
   showLogits();
   state.bias.forEach((v, i) => { input(`bias-${i}`).value = String(v); });
 
-  const d3 = await loadD3();
   const svg = d3.select(form.querySelector("svg"));
   const x = d3.scaleBand().domain(d3.range(n))
     .range([CHART.left, CHART.width - CHART.right]).padding(0.25);
@@ -124,7 +124,9 @@ export async function mount(root) {
     const text = input(name).value.trim();
     const v = Number(text);
     if (text === "" || !Number.isFinite(v)) return `${what} must be a number.`;
-    if (v < low || v > high) return `${what} must be from ${low} to ${high}.`;
+    if (v < low || v > high) {
+      return `${what} must be from ${String(low).replace("-", "\u2212")} to ${high}.`;
+    }
     return v;
   };
 
