@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 from collections.abc import Callable
 
 import numpy as np
@@ -20,6 +19,7 @@ from scipy import optimize  # type: ignore[import-untyped, unused-ignore]
 
 import ffn
 from ffn.models import ModelDims
+from ffn_docs import fallback
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
 
@@ -163,12 +163,10 @@ def render(exercise: str) -> str:
     boxes = [{"label": a.label, "expected": a.expected(), "shown": a.shown(),
               "rounding": a.rounding(), "words": a.rounding_words()}
              for a in for_exercise(exercise)]
-    data = json.dumps({"exercise": exercise, "boxes": boxes}, ensure_ascii=False,
-                      separators=(",", ":")).replace("</", "<\\/")
     note = html.escape("With JavaScript on, a box here checks your answer; the solution "
                        "below works it out.")
     return (f'<p class="ffn-widget__fallback ffn-answers__note">{note}</p>'
-            f'<script type="application/json" class="ffn-widget__data">{data}</script>')
+            + fallback.data({"exercise": exercise, "boxes": boxes}))
 
 
 EXERCISES: tuple[str, ...] = tuple(dict.fromkeys(a.exercise for a in ANSWERS))

@@ -12,7 +12,6 @@ table and for tests/browser/test_widget_router.py.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import ffn
+from ffn_docs import fallback
 
 N_EXPERTS, TOP_K, N_TOKENS = 8, 2, 3  # the chapter's example
 BIAS_EXPERT, BIAS = 6, 0.15  # the chapter's bias: 0.15 on expert 6, zero elsewhere
@@ -128,13 +128,11 @@ def router_numbers(logits: Sequence[float], top_k: int, score: str,
 
 
 def _table() -> str:
-    from ffn_docs.widgets import _table as table  # the other widgets' table markup
-
     logits = example_logits()[TOKEN]
     top1, top2, biased = fallback_cases()
     rows = [[f"{i}", f"{logits[i]:.3f}", top1["scores"][i], top1["weight"][i],
              top2["weight"][i], biased["weight"][i]] for i in range(N_EXPERTS)]
-    return table(
+    return fallback.table(
         f"Token {TOKEN} of the example above, sigmoid scores, no groups, computed by ffn when "
         f"the site was built: each expert's logit and score, and its weight when chosen "
         f"({DASH}: not chosen) for top-1, top-2, and top-2 with a bias of {BIAS:.2f} on "
@@ -152,9 +150,7 @@ def fallback_cases() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
 
 def render() -> str:
     """The router explorer's fallback table and data: the tokens' logits and the bias."""
-    data = json.dumps({"logits": example_logits(), "bias": example_bias(), "token": TOKEN,
-                       "topK": TOP_K, "score": "sigmoid", "scores": SCORE_NAMES,
-                       "logitRange": LOGIT_RANGE, "biasRange": BIAS_RANGE},
-                      separators=(",", ":")).replace("</", "<\\/")
-    return (f'<div class="ffn-widget__fallback">{_table()}</div>'
-            f'<script type="application/json" class="ffn-widget__data">{data}</script>')
+    return fallback.widget(_table(), {
+        "logits": example_logits(), "bias": example_bias(), "token": TOKEN, "topK": TOP_K,
+        "score": "sigmoid", "scores": SCORE_NAMES, "logitRange": LOGIT_RANGE,
+        "biasRange": BIAS_RANGE})

@@ -12,15 +12,13 @@ prints the same strings from javascripts/lab/*.js (tests/test_widget*.py, tests/
 from __future__ import annotations
 
 import functools
-import hashlib
 import html
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import ffn
 from ffn.activations import FUNCTIONS
 from ffn.models import ALL_MODELS, ModelDims
-from ffn_docs import answers, memory, widget_router
+from ffn_docs import answers, fallback, memory, widget_router
 
 PRESETS: tuple[ModelDims, ...] = ALL_MODELS
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
@@ -70,41 +68,20 @@ def activation_numbers(x: float) -> dict[str, str]:
     return shown
 
 
-def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    head = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in header)
-    body = "".join("<tr>" + "".join(
-        (f'<th scope="row">{html.escape(c)}</th>' if i == 0 else f"<td>{html.escape(c)}</td>")
-        for i, c in enumerate(row)) + "</tr>" for row in rows)
-    # A wide table scrolls sideways; without JavaScript (where this table is shown) no script
-    # can make the scroller focusable when it overflows (overrides/main.html does that for the
-    # pages' own tables), so it is a labelled region in the tab order: a keyboard user can
-    # scroll it (axe-core: scrollable-region-focusable).
-    # The caption's id from its text: unique on the print page, which holds every widget's.
-    caption_id = "ffn-table-" + hashlib.sha256(caption.encode()).hexdigest()[:12]
-    return (f'<div class="ffn-table" tabindex="0" role="region" '
-            f'aria-labelledby="{caption_id}"><table>'
-            f'<caption id="{caption_id}">{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
-
-
 def _sizer() -> str:
     rows = []
     for m in PRESETS:
         n = sizer_numbers(m)
         rows.append([m.name, n["dFf"], n["perLayer"], n["share"], n["total"], n["flops"],
                      n["gigabytes"]])
-    table = _table(
+    table = fallback.table(
         "The FFNs of every model in ffn.models, computed by ffn when the site was built "
         f"(bytes at {BYTES_PER_WEIGHT} per weight; a mixture of experts: all its experts and "
         "the router per layer, and the bytes of the router, shared and routed experts one "
         "token uses on average, with any leading dense layers' whole FFNs)",
         ["model", "d_ff", "one layer's FFN", "FFN share of the layer", "all FFNs",
          "FFN FLOPs per token", "FFN GB read per token at decode"], rows)
-    data = json.dumps({"models": [camel(m) for m in PRESETS]}, separators=(",", ":"))
-    data = data.replace("</", "<\\/")  # no "</script>" inside the script
-    return (f'<div class="ffn-widget__fallback">{table}</div>'
-            f'<script type="application/json" class="ffn-widget__data">'
-            f"{data}</script>")
+    return fallback.widget(table, {"models": [camel(m) for m in PRESETS]})
 
 
 def _activations() -> str:
@@ -119,9 +96,9 @@ def _activations() -> str:
         for name in ACTIVATION_NAMES:
             row += [n[name], n[name + "Grad"]]
         rows.append([*row, n["gap"]])
-    table = _table("Each activation and its derivative (\N{PRIME}) at nine points, computed "
-                   "by ffn when the site was built", header, rows)
-    return f'<div class="ffn-widget__fallback">{table}</div>'
+    table = fallback.table("Each activation and its derivative (\N{PRIME}) at nine points, "
+                           "computed by ffn when the site was built", header, rows)
+    return fallback.widget(table)
 
 
 def memory_data() -> dict[str, object]:
@@ -157,15 +134,9 @@ def _memory() -> str:
         "with exact GELU, for the figure's token and for each of its numbers at the ends of "
         "the explorer's sliders, computed by ffn when the site was built. A unit fires when "
         "x \N{MIDDLE DOT} k<sub>i</sub> + b1<sub>i</sub> &gt; 0.")
-    # a labelled, focusable scroll region, as _table's (why there), its id from the caption
-    caption_id = "ffn-table-" + hashlib.sha256(caption.encode()).hexdigest()[:12]
-    table = (f'<div class="ffn-table ffn-memory__fallback" tabindex="0" role="region" '
-             f'aria-labelledby="{caption_id}"><table>'
-             f'<caption id="{caption_id}">{caption}</caption>'
-             f"<thead><tr>{head}</tr></thead>{''.join(groups)}</table></div>")
-    data = json.dumps(memory_data(), separators=(",", ":")).replace("</", "<\\/")
-    return (f'<div class="ffn-widget__fallback">{table}</div>'
-            f'<script type="application/json" class="ffn-widget__data">{data}</script>')
+    table = fallback.region(caption, f"<thead><tr>{head}</tr></thead>{''.join(groups)}",
+                            "ffn-memory__fallback")
+    return fallback.widget(table, memory_data())
 
 
 WIDGETS: dict[str, Callable[[], str]] = {"sizer": _sizer, "activations": _activations,

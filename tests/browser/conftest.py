@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,12 @@ import pytest
 from playwright.sync_api import (
     Browser,
     BrowserContext,
+    Locator,
     Page,
     Request,
     Response,
     Route,
+    expect,
     sync_playwright,
 )
 
@@ -253,6 +256,67 @@ async (tags) => {
 """
 
 
+def axe(page: Page) -> list[dict[str, Any]]:
+    """axe-core's violations on the page as it is now (axe injected once per page)."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=sitetools.AXE_JS)
+    violations: list[dict[str, Any]] = page.evaluate(AXE_JS, AXE_TAGS)
+    return violations
+
+
+# ---- The FFN lab's widgets: what every widget's browser test checks the same way ----
+
+def open_widget(page: Page, url: str, name: str) -> Locator:
+    """Go to the page, scroll to the widget and wait until it has mounted."""
+    page.goto(url)
+    root = page.locator(f'[data-widget="{name}"]')
+    root.scroll_into_view_if_needed()
+    expect(root).to_have_class("ffn-widget ffn-widget--live")
+    return root
+
+
+@contextmanager
+def widget_without_javascript(site: Site, browser: Browser, url: str,
+                              name: str) -> Iterator[Locator]:
+    """The widget's place with JavaScript off: its table shown and no controls. Yields the
+    widget for its own checks of the table, then takes the no-JavaScript screenshot."""
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(java_script_enabled=False, base_url=site.base_url)
+    try:
+        page = context.new_page()
+        page.goto(site.base_url + url)
+        root = page.locator(f'[data-widget="{name}"]')
+        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        assert root.locator(".ffn-widget__live").count() == 0
+        yield root
+        root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-nojs.png")
+    finally:
+        context.close()
+
+
+@contextmanager
+def widget_mounted(site: Site, browser: Browser, url: str, name: str,
+                   scheme: str) -> Iterator[tuple[Page, Locator]]:
+    """The widget mounted in a fresh page of ``scheme``. Yields (page, widget) for its own
+    checks; then axe finds nothing, no console error or failed request, the table is hidden,
+    the screenshot is taken, and in print the table is back and the controls hidden."""
+    context, page, recorder = open_page(browser, site.base_url, scheme)
+    record = recorder.visit = Visit(url, scheme)
+    try:
+        root = open_widget(page, site.base_url + url, name)
+        expect(root.locator(".ffn-widget__live")).to_be_visible()
+        yield page, root
+        assert axe(page) == [], (url, scheme)
+        assert record.console_errors == [] and record.failed_requests == []
+        expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
+        root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-{scheme}.png")
+        page.emulate_media(media="print")
+        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        expect(root.locator(".ffn-widget__live")).to_be_hidden()
+    finally:
+        context.close()
+
+
 def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) -> Visit:
     record = Visit(url, scheme, base_url)
     recorder.visit = record
@@ -264,8 +328,7 @@ def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) 
     # The page's script makes each overflowing scroller focusable a few per frame after load
     # (overrides/main.html), and axe checks that they are (scrollable-region-focusable).
     page.wait_for_function(SCROLLABLES_READY_JS)
-    page.add_script_tag(path=sitetools.AXE_JS)
-    record.axe_violations = page.evaluate(AXE_JS, AXE_TAGS)
+    record.axe_violations = axe(page)
     record.facts["codeWithoutCopy"] = page.evaluate(COPY_JS)
     recorder.visit = None
     return record

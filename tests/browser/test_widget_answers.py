@@ -13,19 +13,17 @@ from decimal import Decimal
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from ffn_docs import answers
-from ffn_docs import site as sitetools
 from ffn_docs.answers import Answer
 from tests.browser.conftest import (
-    AXE_JS,
-    AXE_TAGS,
     SCHEMES,
     SCREENSHOT_DIR,
     Recorder,
     Site,
     Visit,
+    axe,
     open_page,
+    open_widget,
 )
-from tests.browser.test_widgets import open_widget
 
 PAGE = "exercises/"
 SHOWN = "widget-answers"  # the screenshots' stem
@@ -121,8 +119,7 @@ def test_answers_axe_in_both_schemes_and_not_in_print(site: Site, browser: Brows
             right, wrong = answers.for_exercise(PICTURED)
             check(pictured, 0, right.expected())
             check(pictured, 1, one_unit_off(wrong))
-            page.add_script_tag(path=sitetools.AXE_JS)
-            assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
+            assert axe(page) == [], scheme
             assert record.console_errors == [] and record.failed_requests == []
             expect(pictured.locator(".ffn-widget__fallback")).to_be_hidden()
             pictured.scroll_into_view_if_needed()

@@ -14,18 +14,15 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from ffn_docs import memory
-from ffn_docs import site as sitetools
 from tests.browser.conftest import (
-    AXE_JS,
-    AXE_TAGS,
     SCHEMES,
-    SCREENSHOT_DIR,
     Recorder,
     Site,
-    Visit,
-    open_page,
+    axe,
+    open_widget,
+    widget_mounted,
+    widget_without_javascript,
 )
-from tests.browser.test_widgets import open_widget
 
 PAGE, NAME = "purpose/", "memory"
 TOKEN = memory.memory_token().tolist()
@@ -151,14 +148,7 @@ def test_reached_by_keyboard_and_labelled(site: Site, new_page: tuple[Page, Reco
 
 
 def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser) -> None:
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    context = browser.new_context(java_script_enabled=False, base_url=site.base_url)
-    try:
-        page = context.new_page()
-        page.goto(site.base_url + PAGE)
-        root = page.locator(f'[data-widget="{NAME}"]')
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
-        assert root.locator(".ffn-widget__live").count() == 0
+    with widget_without_javascript(site, browser, PAGE, NAME) as root:
         rows = root.locator("tbody tr")
         tokens = memory.table_tokens()
         assert rows.count() == len(tokens) * len(memory.ACTIVATIONS)
@@ -173,30 +163,13 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser)
                 assert texts[1 + memory.D_FF] == ", ".join(want["y"])
                 assert texts[-1] == units
         assert "(2.04, \N{MINUS SIGN}2.56, 0.42)" in (root.text_content() or "")
-        root.screenshot(path=SCREENSHOT_DIR / f"widget-{NAME}-nojs.png")
-    finally:
-        context.close()
     for scheme in SCHEMES:
-        context, page, recorder = open_page(browser, site.base_url, scheme)
-        record = recorder.visit = Visit(PAGE, scheme)
-        try:
-            root = open_widget(page, site.base_url + PAGE, NAME)
-            expect(root.locator(".ffn-widget__live")).to_be_visible()
+        with widget_mounted(site, browser, PAGE, NAME, scheme) as (page, root):
             expect(root.locator(".ffn-memory__bar")).to_have_count(memory.D_FF + memory.D_MODEL)
-            page.add_script_tag(path=sitetools.AXE_JS)
-            assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
-            # the outlined bars below zero, too
+            # axe with GELU's outlined bars below zero; with ReLU's after this block
             root.get_by_role("radio", name="GELU, exact").check()
-            assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
-            assert record.console_errors == [] and record.failed_requests == []
-            expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
+            assert axe(page) == [], scheme
             root.get_by_role("radio", name="ReLU").check()
-            root.screenshot(path=SCREENSHOT_DIR / f"widget-{NAME}-{scheme}.png")
-            page.emulate_media(media="print")
-            expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
-            expect(root.locator(".ffn-widget__live")).to_be_hidden()
-        finally:
-            context.close()
 
 
 @pytest.mark.parametrize("activation", list(memory.ACTIVATIONS))

@@ -10,19 +10,15 @@ from typing import Any
 
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from ffn_docs import site as sitetools
 from ffn_docs import widget_router as router
 from tests.browser.conftest import (
-    AXE_JS,
-    AXE_TAGS,
     SCHEMES,
-    SCREENSHOT_DIR,
     Recorder,
     Site,
-    Visit,
-    open_page,
+    open_widget,
+    widget_mounted,
+    widget_without_javascript,
 )
-from tests.browser.test_widgets import open_widget
 
 PAGE = "moe/"
 N = router.N_EXPERTS
@@ -176,14 +172,7 @@ def test_router_bad_input_is_named(site: Site, new_page: tuple[Page, Recorder]) 
 
 
 def test_router_without_javascript_and_in_print(site: Site, browser: Browser) -> None:
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    context = browser.new_context(java_script_enabled=False, base_url=site.base_url)
-    try:
-        page = context.new_page()
-        page.goto(site.base_url + PAGE)
-        root = page.locator('[data-widget="router"]')
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
-        assert root.locator(".ffn-widget__live").count() == 0
+    with widget_without_javascript(site, browser, PAGE, "router") as root:
         rows = root.locator(".ffn-widget__fallback tbody tr")
         logits = router.example_logits()[router.TOKEN]
         top1, top2, biased = router.fallback_cases()
@@ -192,23 +181,6 @@ def test_router_without_javascript_and_in_print(site: Site, browser: Browser) ->
             assert cells == [str(i), f"{logits[i]:.3f}", top1["scores"][i], top1["weight"][i],
                              top2["weight"][i], biased["weight"][i]], i
         assert biased["chosen"] == ["6", "7"] and top2["chosen"] == ["7", "5"]
-        root.screenshot(path=SCREENSHOT_DIR / "widget-router-nojs.png")
-    finally:
-        context.close()
     for scheme in SCHEMES:
-        context, page, recorder = open_page(browser, site.base_url, scheme)
-        record = recorder.visit = Visit(PAGE, scheme)
-        try:
-            root = open_widget(page, site.base_url + PAGE, "router")
-            expect(root.locator(".ffn-widget__live")).to_be_visible()
+        with widget_mounted(site, browser, PAGE, "router", scheme) as (_, root):
             expect(root.locator("rect.ffn-router__bar")).to_have_count(N)
-            page.add_script_tag(path=sitetools.AXE_JS)
-            assert page.evaluate(AXE_JS, AXE_TAGS) == [], scheme
-            assert record.console_errors == [] and record.failed_requests == []
-            expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
-            root.screenshot(path=SCREENSHOT_DIR / f"widget-router-{scheme}.png")
-            page.emulate_media(media="print")
-            expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
-            expect(root.locator(".ffn-widget__live")).to_be_hidden()
-        finally:
-            context.close()

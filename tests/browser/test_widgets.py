@@ -16,32 +16,20 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 import ffn
 from ffn.models import ModelDims
-from ffn_docs import site as sitetools
 from ffn_docs import widgets
 from tests.browser.conftest import (
-    AXE_JS,
-    AXE_TAGS,
     SCHEMES,
-    SCREENSHOT_DIR,
     Recorder,
     Site,
-    Visit,
-    open_page,
+    open_widget,
+    widget_mounted,
+    widget_without_javascript,
 )
 
 SIZER_PAGE, ACTIVATIONS_PAGE = "parameters-flops/", "gelu/"
 SIZER_RESULTS = ("dFf", "perLayer", "perLayerActive", "share", "total", "totalActive",
                  "flops", "flopsTraining", "bytes", "gigabytes")
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-
-
-def open_widget(page: Page, url: str, name: str) -> Locator:
-    """Go to the page, scroll to the widget and wait until it has mounted."""
-    page.goto(url)
-    root = page.locator(f'[data-widget="{name}"]')
-    root.scroll_into_view_if_needed()
-    expect(root).to_have_class("ffn-widget ffn-widget--live")
-    return root
 
 
 def shown_sizer(widget: Locator) -> dict[str, str]:
@@ -188,14 +176,7 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
 @pytest.mark.parametrize("url, widget", [(SIZER_PAGE, "sizer"), (ACTIVATIONS_PAGE, "activations")])
 def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser, url: str,
                                                   widget: str) -> None:
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    context = browser.new_context(java_script_enabled=False, base_url=site.base_url)
-    try:
-        page = context.new_page()
-        page.goto(site.base_url + url)
-        root = page.locator(f'[data-widget="{widget}"]')
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
-        assert root.locator(".ffn-widget__live").count() == 0
+    with widget_without_javascript(site, browser, url, widget) as root:
         # the table's scroller: in the tab order, named by the caption (no script runs here)
         scroller = root.locator(".ffn-widget__fallback .ffn-table")
         caption = root.locator(".ffn-widget__fallback caption").text_content() or ""
@@ -209,25 +190,9 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser,
         else:
             for x in widgets.ACTIVATION_XS:
                 assert all(v in text for v in widgets.activation_numbers(x).values())
-        root.screenshot(path=SCREENSHOT_DIR / f"widget-{widget}-nojs.png")
-    finally:
-        context.close()
     for scheme in SCHEMES:
-        context, page, recorder = open_page(browser, site.base_url, scheme)
-        record = recorder.visit = Visit(url, scheme)
-        try:
-            root = open_widget(page, site.base_url + url, widget)
-            expect(root.locator(".ffn-widget__live")).to_be_visible()
-            page.add_script_tag(path=sitetools.AXE_JS)
-            assert page.evaluate(AXE_JS, AXE_TAGS) == [], (url, scheme)
-            assert record.console_errors == [] and record.failed_requests == []
-            expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
-            root.screenshot(path=SCREENSHOT_DIR / f"widget-{widget}-{scheme}.png")
-            page.emulate_media(media="print")
-            expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
-            expect(root.locator(".ffn-widget__live")).to_be_hidden()
-        finally:
-            context.close()
+        with widget_mounted(site, browser, url, widget, scheme):
+            pass  # the checks every widget gets (axe, console, screenshot, print)
 
 
 def test_print_page_keeps_the_tables(site: Site) -> None:
