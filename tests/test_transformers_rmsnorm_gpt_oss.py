@@ -164,3 +164,87 @@ def test_at_the_limit_itself_the_gradient_passes_as_in_torch_clamp() -> None:
     g, u = xt.clamp(max=7.0), xt.clamp(min=-7.0, max=7.0)
     (g * torch.sigmoid(1.702 * g) * (u + 1)).sum().backward()
     np.testing.assert_allclose(dx, numpy(xt.grad), rtol=RTOL, atol=ATOL)
+
+
+# ---------------------------------------------------------------- the parallel block
+
+
+class StandIn(torch.nn.Module):  # type: ignore[misc,name-defined]
+    """A Linear in place of attention, called as transformers calls its attention modules."""
+
+    def __init__(self, linear: object) -> None:
+        super().__init__()
+        self.linear = linear
+
+    def forward(self, hidden_states: object = None, *args: object, **kwargs: object) -> tuple:
+        return self.linear(hidden_states), None  # type: ignore[operator]
+
+
+def fill(module: object, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for p in module.parameters():  # type: ignore[attr-defined]
+            p.copy_(torch.from_numpy(rng.normal(0.0, 0.5, tuple(p.shape))))
+
+
+def stand_in(seed: int) -> tuple[object, ffn.Linear]:
+    linear = torch.nn.Linear(D_MODEL, D_MODEL).double()
+    fill(linear, seed)
+    return StandIn(linear), ffn.Linear(numpy(linear.weight).T, numpy(linear.bias))
+
+
+def layer_norm(norm: object) -> ffn.LayerNorm:
+    return ffn.LayerNorm(D_MODEL, eps=norm.eps, gamma=numpy(norm.weight),  # type: ignore[attr-defined]
+                         beta=numpy(norm.bias))  # type: ignore[attr-defined]
+
+
+def test_parallel_block_is_gptj_block() -> None:
+    config = transformers.GPTJConfig(n_embd=D_MODEL, n_inner=4 * D_MODEL, n_head=2,
+                                     rotary_dim=4, resid_pdrop=0.0, attn_pdrop=0.0,
+                                     embd_pdrop=0.0)
+    block = importlib.import_module("transformers.models.gptj.modeling_gptj").GPTJBlock(
+        config, 0).double().eval()
+    fill(block, 20)
+    block.attn, attention = stand_in(21)
+    mlp = block.mlp
+    ours = ffn.ParallelBlock(
+        attention, ffn.FeedForward(numpy(mlp.fc_in.weight).T, numpy(mlp.fc_in.bias),
+                                   numpy(mlp.fc_out.weight).T, numpy(mlp.fc_out.bias),
+                                   activation="gelu_tanh"),  # "gelu_new"
+        layer_norm(block.ln_1))
+    assert config.activation_function == "gelu_new"
+    x = rows(22)
+    with torch.no_grad():
+        theirs = block(torch.from_numpy(x))
+    np.testing.assert_allclose(ours(x), numpy(theirs), rtol=RTOL, atol=ATOL)
+    # GPT-J-6B's sizes, as the page counts them: the defaults of GPTJConfig
+    default = transformers.GPTJConfig()
+    assert (default.n_embd, default.n_layer, default.n_inner) == (4096, 28, None)
+
+
+def test_parallel_block_with_ffn_norm_is_gpt_neox_layer() -> None:
+    config = transformers.GPTNeoXConfig(hidden_size=D_MODEL, intermediate_size=4 * D_MODEL,
+                                        num_attention_heads=2, hidden_dropout=0.0,
+                                        attention_dropout=0.0, hidden_act="gelu")
+    assert config.use_parallel_residual  # the default
+    layer = importlib.import_module(
+        "transformers.models.gpt_neox.modeling_gpt_neox").GPTNeoXLayer(config, 0).double().eval()
+    fill(layer, 23)
+    layer.attention, attention = stand_in(24)
+    mlp = layer.mlp
+    block = ffn.FeedForward(numpy(mlp.dense_h_to_4h.weight).T, numpy(mlp.dense_h_to_4h.bias),
+                            numpy(mlp.dense_4h_to_h.weight).T, numpy(mlp.dense_4h_to_h.bias),
+                            activation="gelu")
+    ours = ffn.ParallelBlock(attention, block, layer_norm(layer.input_layernorm),
+                             ffn_norm=layer_norm(layer.post_attention_layernorm))
+    x = rows(25)
+    with torch.no_grad():
+        theirs = layer(torch.from_numpy(x))
+    np.testing.assert_allclose(ours(x), numpy(theirs), rtol=RTOL, atol=ATOL)
+    # serial (use_parallel_residual=False) is another function: the check above can tell
+    config.use_parallel_residual = False
+    serial = type(layer)(config, 0).double().eval()
+    serial.load_state_dict(layer.state_dict(), strict=False)
+    serial.attention = layer.attention
+    with torch.no_grad():
+        assert not np.allclose(numpy(serial(torch.from_numpy(x))), ours(x), rtol=1e-6)
