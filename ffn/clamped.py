@@ -124,7 +124,5 @@ class ClampedSwiGLU(GatedFeedForward):
         return GatedFeedForwardTrace(x=x2, gate_pre=gate_pre, gate=gate, up=up, h=h, y=y)
 
     def __repr__(self) -> str:
-        has = [n for n in ("b", "c", "b2") if getattr(self, n) is not None]
-        bias = len(has) == 3 if len(has) in (0, 3) else "+".join(has)
         return (f"ClampedSwiGLU(d_model={self.d_model}, d_ff={self.d_ff}, alpha={self.alpha!r}, "
-                f"limit={self.limit!r}, bias={bias!r}, dtype={self.dtype})")
+                f"limit={self.limit!r}, bias={self._bias()!r}, dtype={self.dtype})")

@@ -10,6 +10,7 @@ from numpy.typing import DTypeLike
 from ffn import _validate as check
 from ffn._layer import Layer, quiet
 from ffn._validate import FloatArray
+from ffn.layernorm import power_of_two_rows
 
 
 class RMSNorm(Layer):
@@ -55,8 +56,7 @@ class RMSNorm(Layer):
         x = self._flatten(x)  # (N, d_model)
         # As in LayerNorm: each row is divided by 2**e (exact), e the exponent of its largest
         # entry, so its squares neither overflow nor underflow; eps joins through hypot.
-        e = np.frexp(np.abs(x).max(axis=1, keepdims=True))[1]  # (N, 1)
-        xs = np.ldexp(x, -e)  # (N, d_model): x / 2**e
+        e, xs = power_of_two_rows(x)  # (N, 1), (N, d_model): x / 2**e
         ms = np.mean(xs * xs, axis=1, keepdims=True)  # (N, 1): mean(x**2) / 4**e
         sqrt_eps = np.sqrt(self.dtype.type(self.eps))
         eps_scaled = np.ldexp(sqrt_eps, -e)  # (N, 1): sqrt(eps) / 2**e
