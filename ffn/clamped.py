@@ -63,7 +63,9 @@ class ClampedSwiGLU(GatedFeedForward):
     def from_fused(cls, gate_up: object, gate_up_bias: object, W2: object, b2: object,
                    alpha: float = 1.702, limit: float = 7.0) -> ClampedSwiGLU:
         """One expert from gpt-oss's fused layout: ``gate_up`` ``(d_model, 2 * d_ff)`` and its
-        bias ``(2 * d_ff,)``, interleaved (``split_gate_up``), as transformers stores them."""
+        bias ``(2 * d_ff,)``, interleaved (``split_gate_up``), as transformers stores them
+        (``gate_up_proj[e]``, ``down_proj[e]``); OpenAI's own ``mlp1_weight[e]`` and
+        ``mlp2_weight[e]`` are ``(out, in)``: pass their transposes."""
         W, V = split_gate_up(gate_up, "gate_up")
         b, c = split_gate_up(gate_up_bias, "gate_up_bias")
         return cls(W, V, W2, b, c, b2, alpha=alpha, limit=limit)
