@@ -39,8 +39,12 @@ class ClampedSwiGLU(GatedFeedForward):
     ``torch.clamp`` does). The defaults are gpt-oss's ``alpha = 1.702`` and ``limit = 7``.
 
     Args:
-        W, V, W2: gate ``(d_model, d_ff)``, up ``(d_model, d_ff)``, down ``(d_ff, d_model)``.
-        b, c, b2: their biases ``(d_ff,)``, ``(d_ff,)``, ``(d_model,)``, or None.
+        W: gate matrix ``(d_model, d_ff)``.
+        V: up-projection matrix ``(d_model, d_ff)``.
+        W2: down-projection matrix ``(d_ff, d_model)``.
+        b: gate bias ``(d_ff,)``, or None.
+        c: up-projection bias ``(d_ff,)``, or None.
+        b2: output bias ``(d_model,)``, or None.
         alpha: the sigmoid's slope, a finite float > 0.
         limit: the clamp, a float > 0 (``inf``: no clamp).
 
