@@ -17,6 +17,7 @@ from ffn.activations import (
     silu,
     silu_grad,
 )
+from ffn.clamped import ClampedSwiGLU, split_gate_up
 from ffn.counting import (
     count_attention_parameters,
     count_flops,
@@ -40,7 +41,9 @@ from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, ModelDims, get_model
 from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
+from ffn.parallel import ParallelBlock
 from ffn.report import Discrepancy, discrepancies
+from ffn.rmsnorm import RMSNorm
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
@@ -58,13 +61,13 @@ from ffn.quantize import (  # isort: skip
 __all__ = [
     "ACTIVATIONS", "APPROXIMATIONS", "E4M3_MAX", "GATED_VARIANTS", "H100_SXM", "LLAMA_MODELS",
     "MODELS", "MOE_MODELS", "OPTIMIZERS", "PLACEMENTS", "QUANT_FORMATS", "QUANT_GRANULARITIES",
-    "Accelerator", "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace", "FitResult",
-    "GatedFeedForward", "GatedFeedForwardTrace", "LayerNorm", "Linear", "MixtureOfExperts",
-    "ModelDims", "Quantized", "Sublayer",
+    "Accelerator", "ClampedSwiGLU", "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace",
+    "FitResult", "GatedFeedForward", "GatedFeedForwardTrace", "LayerNorm", "Linear",
+    "MixtureOfExperts", "ModelDims", "ParallelBlock", "Quantized", "RMSNorm", "Sublayer",
     "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
     "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
     "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "quantize_absmax", "relu", "relu2", "relu2_grad", "relu_grad",
-    "round_to_e4m3", "saved_per_token", "silu", "silu_grad",
+    "round_to_e4m3", "saved_per_token", "silu", "silu_grad", "split_gate_up",
 ]

@@ -127,8 +127,11 @@ class GatedFeedForward(Layer):
         x2, gate_pre, gate, up, h = self._saved_views()
         return GatedFeedForwardTrace(x=x2, gate_pre=gate_pre, gate=gate, up=up, h=h, y=y)
 
-    def __repr__(self) -> str:
+    def _bias(self) -> bool | str:
+        """True or False when all three biases are there or none, else which: ``"b+c"``."""
         has = [n for n in ("b", "c", "b2") if getattr(self, n) is not None]
-        bias = len(has) == 3 if len(has) in (0, 3) else "+".join(has)
+        return len(has) == 3 if len(has) in (0, 3) else "+".join(has)
+
+    def __repr__(self) -> str:
         return (f"GatedFeedForward(d_model={self.d_model}, d_ff={self.d_ff}, "
-                f"variant={self.variant!r}, bias={bias!r}, dtype={self.dtype})")
+                f"variant={self.variant!r}, bias={self._bias()!r}, dtype={self.dtype})")

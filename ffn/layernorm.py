@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -10,6 +11,13 @@ from numpy.typing import DTypeLike
 from ffn import _validate as check
 from ffn._layer import Layer, quiet
 from ffn._validate import FloatArray
+
+
+def power_of_two_rows(x: FloatArray) -> tuple[np.ndarray[Any, np.dtype[np.intc]], FloatArray]:
+    """``(e, x / 2**e)`` for rows ``x`` ``(N, d)``, e ``(N, 1)`` the exponent of each row's largest
+    entry: exact (a power of two), and the scaled entries lie in (-1, 1)."""
+    e = np.frexp(np.abs(x).max(axis=1, keepdims=True))[1]  # (N, 1)
+    return e, np.ldexp(x, -e)  # (N, d_model): x / 2**e
 
 
 class LayerNorm(Layer):
@@ -58,8 +66,7 @@ class LayerNorm(Layer):
         # so its entries lie in (-1, 1): their squares can neither overflow (huge x) nor underflow
         # to 0 (tiny x, which gave +-inf with eps = 0). eps joins through hypot, which squares
         # neither term: eps / 4**e would underflow (huge x: 0 / 0 for an equal row) or overflow.
-        e = np.frexp(np.abs(x).max(axis=1, keepdims=True))[1]  # (N, 1)
-        xs = np.ldexp(x, -e)  # (N, d_model): x / 2**e
+        e, xs = power_of_two_rows(x)  # (N, 1), (N, d_model): x / 2**e
         centered = xs - xs.mean(axis=1, keepdims=True)  # (N, d_model): (x - mean) / 2**e
         var = np.mean(centered * centered, axis=1, keepdims=True)  # (N, 1): var(x) / 4**e, biased
         sqrt_eps = np.sqrt(self.dtype.type(self.eps))

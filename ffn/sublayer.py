@@ -1,4 +1,4 @@
-"""The FFN as a transformer sublayer: a residual connection and a LayerNorm around it."""
+"""The FFN as a transformer sublayer: a residual connection and a norm around it."""
 
 from __future__ import annotations
 
@@ -12,23 +12,24 @@ from ffn._validate import FloatArray
 from ffn.feedforward import FeedForward
 from ffn.gated import GatedFeedForward
 from ffn.layernorm import LayerNorm
+from ffn.rmsnorm import RMSNorm
 
 PLACEMENTS: tuple[str, ...] = ("pre", "post")
-"""Valid ``placement`` values for ``ffn.Sublayer``: where the LayerNorm sits."""
+"""Valid ``placement`` values for ``ffn.Sublayer``: where the norm sits."""
 
 
 class Sublayer(Layer):
-    """A feed-forward block with its residual connection and LayerNorm.
+    """A feed-forward block with its residual connection and its norm (LayerNorm or RMSNorm).
 
-    ``"pre"`` (GPT-2, LLaMA): ``x + FFN(LN(x))``; ``"post"`` (the original Transformer):
-    ``LN(x + FFN(x))``. Dropout (training only) zeroes FFN outputs with probability ``dropout``
-    and scales the rest by ``1 / (1 - dropout)``. Its passes run the block's and the norm's
-    (``backward`` runs their forwards again on its own pass's input, so calling them directly in
-    between changes nothing).
+    ``"pre"`` (GPT-2; LLaMA with RMSNorm): ``x + FFN(LN(x))``; ``"post"`` (the original
+    Transformer): ``LN(x + FFN(x))``. Dropout (training only) zeroes FFN outputs with
+    probability ``dropout`` and scales the rest by ``1 / (1 - dropout)``. Its passes run the
+    block's and the norm's (``backward`` runs their forwards again on its own pass's input, so
+    calling them directly in between changes nothing).
 
     Args:
         block: a ``FeedForward`` or ``GatedFeedForward``.
-        norm: a ``LayerNorm`` of the block's width and dtype.
+        norm: a ``LayerNorm`` or ``RMSNorm`` of the block's width and dtype.
         placement: ``"pre"`` or ``"post"``.
         dropout: probability in ``[0, 1)``.
         seed: for the dropout masks, an int >= 0, or None for fresh entropy.
@@ -39,13 +40,13 @@ class Sublayer(Layer):
 
     _caller = "sublayer"
 
-    def __init__(self, block: FeedForward | GatedFeedForward, norm: LayerNorm,
+    def __init__(self, block: FeedForward | GatedFeedForward, norm: LayerNorm | RMSNorm,
                  placement: str = "pre", dropout: float = 0.0, seed: int | None = 0) -> None:
         if not isinstance(block, (FeedForward, GatedFeedForward)):
             raise TypeError(f"block must be a FeedForward or GatedFeedForward, "
                             f"got {type(block).__name__}")
-        if not isinstance(norm, LayerNorm):
-            raise TypeError(f"norm must be a LayerNorm, got {type(norm).__name__}")
+        if not isinstance(norm, (LayerNorm, RMSNorm)):
+            raise TypeError(f"norm must be a LayerNorm or RMSNorm, got {type(norm).__name__}")
         if norm.d_model != block.d_model:
             raise ValueError(f"norm has d_model {norm.d_model} but block has d_model "
                              f"{block.d_model}")
@@ -60,11 +61,11 @@ class Sublayer(Layer):
 
     @property
     def grads(self) -> dict[str, FloatArray | None]:
-        """Gradients of the last ``backward``: the block's, then the norm's gamma and beta."""
+        """Gradients of the last ``backward``: the block's, then the norm's (gamma, beta)."""
         return {**self.block.grads, **self.norm.grads}
 
     def named_parameters(self) -> dict[str, FloatArray | None]:
-        """The block's parameters, then the norm's ``gamma`` and ``beta``: the keys of ``grads``."""
+        """The block's parameters, then the norm's (``gamma``, ``beta``): the keys of ``grads``."""
         return {**self.block.named_parameters(), **self.norm.named_parameters()}
 
     @property

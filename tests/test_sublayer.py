@@ -200,7 +200,7 @@ def test_constructor_errors() -> None:
     block, norm = parts()
     with raises(TypeError, "block must be a FeedForward or GatedFeedForward, got Linear"):
         ffn.Sublayer(ffn.Linear(np.ones((4, 4))), norm)  # type: ignore[arg-type]
-    with raises(TypeError, "norm must be a LayerNorm, got NoneType"):
+    with raises(TypeError, "norm must be a LayerNorm or RMSNorm, got NoneType"):
         ffn.Sublayer(block, None)  # type: ignore[arg-type]
     with raises(ValueError, "norm has d_model 5 but block has d_model 4"):
         ffn.Sublayer(block, ffn.LayerNorm(5))

@@ -1,4 +1,5 @@
-"""Figures of the activation functions: ReLU, exact and tanh GELU, SiLU, and their derivatives."""
+"""Figures of the activation functions: ReLU, exact and tanh GELU, SiLU, their derivatives, and
+gpt-oss's clamped gate."""
 
 from __future__ import annotations
 
@@ -67,8 +68,32 @@ def activation_derivatives() -> Figure:
     return fig
 
 
+def clamped_gate() -> Figure:
+    """gpt-oss's gate, g sigmoid(1.702 g) with g = min(x, 7), beside SiLU and exact GELU."""
+    x = np.linspace(-5.0, 10.0, 601)  # (601,)
+    one = np.ones((1, 1))
+    expert = ffn.ClampedSwiGLU(one, one, one)  # d_model = d_ff = 1: the gate is the curve
+    gate = expert.forward_trace(x[:, None]).gate[:, 0]  # (601,)
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.plot(x, ffn.silu(x), label="SiLU, x sigmoid(x)")
+    ax.plot(x, ffn.gelu(x), label="GELU (exact)")
+    ax.plot(x, gate, label=f"gpt-oss gate, limit {expert.limit:g}", linestyle="--")
+    top = float(expert.forward_trace(np.array([[expert.limit]])).gate[0, 0])
+    ax.axvline(expert.limit, color=ax.xaxis.label.get_color(), linewidth=0.8, linestyle=":")
+    ax.annotate(f"flat beyond x = {expert.limit:g}, at {top:.5f}", (expert.limit, top),
+                textcoords="offset points", xytext=(-70, 45), ha="right",
+                arrowprops={"arrowstyle": "-", "color": ax.xaxis.label.get_color()})
+    ax.set_xlabel("x (the gate's pre-activation)")
+    ax.set_ylabel("activation(x)")
+    ax.set_ylim(-1.0, 10.5)
+    ax.legend(loc="lower right")
+    return fig
+
+
 FIGURES = {
     "activation-curves": activation_curves,
     "gelu-error": gelu_error,
     "activation-derivatives": activation_derivatives,
+    "clamped-gate": clamped_gate,
 }
