@@ -49,7 +49,8 @@ for await (const line of lines) {
   let reply;
   try {
     const decoded = decode(args);
-    const result = fn === "sizeModel"
+    const result = fn === "__names__" ? Object.keys(lab)
+      : fn === "sizeModel"
       ? lab.sizeModel(lab.modelDims(decoded[0]), decoded[1])
       : lab[fn](...decoded);
     reply = {result: encode(result)};
@@ -112,6 +113,11 @@ class NodeLab:
             raise NodeError(f"{fn}{args!r} failed in Node: {reply['error']}", reply["kind"],
                             reply["message"])
         return decode(reply["result"])
+
+    def names(self) -> list[str]:
+        """Every name the lab's modules export."""
+        names: list[str] = self.call("__names__")
+        return names
 
     def close(self) -> None:
         if self.process.stdin is not None:

@@ -65,7 +65,7 @@ function logScore(l, score) {
  * expert, a scale in (0, 1e6]). */
 export function route(logits, topK, score = "softmax", bias = null, normalize = true,
                       scale = 1.0) {
-  if (!Array.isArray(logits)) checkLogits(logits);  // the TypeError
+  if (!Array.isArray(logits) || logits.length === 0) checkLogits(logits);  // refused
   const n = logits.length;
   checkTopK(topK, n);
   checkBoolean(normalize, "normalize");
