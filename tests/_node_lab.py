@@ -4,9 +4,10 @@ answers JSON lines. Every module's exports are callable by name (names are uniqu
 Integers travel as {"i": "digits"} both ways (they become BigInt in JavaScript, int in
 Python), so counts above 2**53 arrive exact; floats travel as JSON numbers, which both sides
 print and read back bit for bit (shortest round-trip form), but NaN and the infinities, which
-JSON lacks, as {"f": "nan"}, {"f": "inf"}, {"f": "-inf"}, and whole doubles from 2**53 up as
-{"f": "1.8e+16"} (JSON's "18000000000000000" would be read as that int, not the double). A function that throws raises
-NodeError here, with the JavaScript error's name (TypeError, RangeError, ...) and message.
+JSON lacks, as {"f": "nan"}, {"f": "inf"}, {"f": "-inf"}, and whole doubles from 2**53 up
+as {"f": "1.8e+16"} (JSON's digits, "18000000000000000", would be read as an int). A
+function that throws raises NodeError here, with the JavaScript error's name (TypeError,
+RangeError, ...) and message.
 """
 
 from __future__ import annotations

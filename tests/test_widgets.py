@@ -133,7 +133,7 @@ def test_llama_d_ff_equals_ffn(lab: NodeLab, d_model: int, multiple_of: int,
         expected = ffn.llama_d_ff(d_model, multiple_of, multiplier)
     except ValueError as error:  # a width that truncates to zero: both refuse it
         assert "zero hidden units" in str(error)
-        with pytest.raises(NodeError, match="ffn_dim_multiplier .* zero hidden units") as js:
+        with pytest.raises(NodeError, match=r"ffn_dim_multiplier .* zero hidden units") as js:
             lab.call("llamaDff", d_model, multiple_of, multiplier)
         assert js.value.kind == "RangeError"
         return

@@ -37,7 +37,7 @@ from ffn.activations import FUNCTIONS
 from ffn_docs import widget_router
 from ffn_docs.widgets import camel
 from tests._node_lab import NodeError, NodeLab
-from tests.test_widgets import expected_size
+from tests.test_widgets import JS_NAMES, expected_size
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -95,7 +95,7 @@ def ffn_agrees(case: LabCase) -> bool:
         got = case.ffn()
     except FFN_REFUSALS as error:
         return case.oracle is None and (case.ffn_arg or case.arg) in str(error)
-    except Exception:  # noqa: BLE001  # an OverflowError, numpy's errors: not a clear verdict
+    except Exception:  # an OverflowError, numpy's errors: not a clear verdict
         return False
     return case.oracle is not None and case.matches(got, ffn_side=True)
 
@@ -157,7 +157,8 @@ def counting_cases() -> list[LabCase]:
         return LabCase(f"countParameters {id}", "countParameters", args,
                        lambda: ffn.count_parameters(*args), arg, oracle)
 
-    cases.append(cp("BERT base", (768, 3072, True, False), oracle=lambda: params_formula(768, 3072)))
+    cases.append(cp("BERT base", (768, 3072, True, False),
+                    oracle=lambda: params_formula(768, 3072)))
     cases.append(cp("gated no bias", (4096, 14336, False, True),
                     oracle=lambda: params_formula(4096, 14336, False, True)))
     cases.append(cp("d_model 10**400", (10**400, 3, True, False),
@@ -570,11 +571,6 @@ def memory_cases() -> list[LabCase]:
 
 
 # ---------------------------------------------------------------- the activations
-
-JS_NAMES = {"relu": ("relu", "reluGrad"), "gelu": ("gelu", "geluGrad"),
-            "gelu_tanh": ("geluTanh", "geluTanhGrad"), "silu": ("silu", "siluGrad"),
-            "relu2": ("relu2", "relu2Grad")}
-
 
 def act_exact(name: str, grad: bool, x: float) -> float:
     """The activation (or its derivative) at x in mpmath; the limits at +-inf; NaN at NaN."""

@@ -103,7 +103,7 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
     assert_sizer_shows(widget, model, 4)
     # Dimensions ffn refuses: named, and no numbers.
     widget.get_by_label("Experts per token (top-k)", exact=True).fill("17")
-    expect(widget.locator("[data-note]")).to_contain_text("top-k must be at most")
+    expect(widget.locator("[data-note]")).to_contain_text("top_k must be at most n_experts = 16")
     assert set(shown_sizer(widget).values()) == {""}
     with pytest.raises(ValueError, match="top_k"):
         dataclasses.replace(model, top_k=17)
