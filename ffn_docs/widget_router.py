@@ -82,8 +82,8 @@ def list_words(items: Sequence[str]) -> str:
 
 
 def ordinal(n: int) -> str:
-    """``1st``, ``2nd``, ``3rd``, ``4th`` ... for the widget's small ranks."""
-    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10 if n > 20 else n, "th")
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... ``11th``, ``12th``, ``13th`` ... ``111th``."""
+    suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
 
 

@@ -3,12 +3,17 @@ answers JSON lines. Every module's exports are callable by name (names are uniqu
 
 Integers travel as {"i": "digits"} both ways (they become BigInt in JavaScript, int in
 Python), so counts above 2**53 arrive exact; floats travel as JSON numbers, which both sides
-print and read back bit for bit (shortest round-trip form).
+print and read back bit for bit (shortest round-trip form), but NaN and the infinities, which
+JSON lacks, as {"f": "nan"}, {"f": "inf"}, {"f": "-inf"}, and whole doubles from 2**53 up
+as {"f": "1.8e+16"} (JSON's digits, "18000000000000000", would be read as an int). A
+function that throws raises NodeError here, with the JavaScript error's name (TypeError,
+RangeError, ...) and message.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,11 +30,17 @@ for (const url of %s) {
     lab[name] = value;
   }
 }
+const FLOATS = {nan: NaN, inf: Infinity, "-inf": -Infinity};
 const decode = v => v === null || typeof v !== "object" ? v
   : Array.isArray(v) ? v.map(decode)
   : "i" in v && Object.keys(v).length === 1 ? BigInt(v.i)
+  : "f" in v && Object.keys(v).length === 1 ? FLOATS[v.f]
   : Object.fromEntries(Object.entries(v).map(([k, w]) => [k, decode(w)]));
 const encode = v => typeof v === "bigint" ? {i: v.toString()}
+  : typeof v === "number" && !Number.isFinite(v)
+    ? {f: Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf"}
+  : typeof v === "number" && Number.isInteger(v) && Math.abs(v) >= 2 ** 53
+    ? {f: String(v)}  // JSON would write its shortest digits, which Python reads as an int
   : v === null || typeof v !== "object" ? v
   : Array.isArray(v) ? v.map(encode)
   : Object.fromEntries(Object.entries(v).map(([k, w]) => [k, encode(w)]));
@@ -39,20 +50,30 @@ for await (const line of lines) {
   let reply;
   try {
     const decoded = decode(args);
-    const result = fn === "sizeModel"
+    const result = fn === "__names__" ? Object.keys(lab)
+      : fn === "sizeModel"
       ? lab.sizeModel(lab.modelDims(decoded[0]), decoded[1])
-      : fn === "dimsProblem" ? lab.dimsProblem(lab.modelDims(decoded[0]))
       : lab[fn](...decoded);
     reply = {result: encode(result)};
   } catch (error) {
-    reply = {error: String(error)};
+    reply = {error: String(error), kind: error?.name ?? "", message: error?.message ?? ""};
   }
   process.stdout.write(JSON.stringify(reply) + "\\n");
 }
 """
 
 
+class NodeError(RuntimeError):
+    """A JavaScript function threw: ``kind`` is the error's name, ``message`` its message."""
+
+    def __init__(self, text: str, kind: str, message: str) -> None:
+        super().__init__(text)
+        self.kind, self.message = kind, message
+
+
 def encode(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"f": "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"}
     if isinstance(value, bool) or value is None or isinstance(value, (float, str)):
         return value
     if isinstance(value, int):
@@ -70,6 +91,8 @@ def decode(value: Any) -> Any:
     if isinstance(value, dict):
         if set(value) == {"i"}:
             return int(value["i"])
+        if set(value) == {"f"}:
+            return float(value["f"])
         return {k: decode(v) for k, v in value.items()}
     return value
 
@@ -88,8 +111,14 @@ class NodeLab:
         self.process.stdin.write(json.dumps({"fn": fn, "args": encode(list(args))}) + "\n")
         reply = json.loads(self.process.stdout.readline())
         if "error" in reply:
-            raise RuntimeError(f"{fn}{args!r} failed in Node: {reply['error']}")
+            raise NodeError(f"{fn}{args!r} failed in Node: {reply['error']}", reply["kind"],
+                            reply["message"])
         return decode(reply["result"])
+
+    def names(self) -> list[str]:
+        """Every name the lab's modules export."""
+        names: list[str] = self.call("__names__")
+        return names
 
     def close(self) -> None:
         if self.process.stdin is not None:

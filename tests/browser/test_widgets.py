@@ -103,7 +103,7 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
     assert_sizer_shows(widget, model, 4)
     # Dimensions ffn refuses: named, and no numbers.
     widget.get_by_label("Experts per token (top-k)", exact=True).fill("17")
-    expect(widget.locator("[data-note]")).to_contain_text("top-k must be at most")
+    expect(widget.locator("[data-note]")).to_contain_text("top_k must be at most n_experts = 16")
     assert set(shown_sizer(widget).values()) == {""}
     with pytest.raises(ValueError, match="top_k"):
         dataclasses.replace(model, top_k=17)
@@ -208,3 +208,62 @@ def test_print_page_keeps_the_tables(site: Site) -> None:
     assert text.count('class="ffn-widget__fallback ffn-answers__note"') == (
         len(placed) - len(tables))
     assert "widgets.js" not in text  # the print page never mounts the controls
+
+
+def refused_with_no_numbers(widget: Locator, words: str) -> None:
+    expect(widget.locator("[data-note]")).to_contain_text("Not a model ffn would count")
+    expect(widget.locator("[data-note]")).to_contain_text(words)
+    assert set(shown_sizer(widget).values()) == {""}
+
+
+def test_sizer_never_keeps_numbers_of_other_inputs(site: Site,
+                                                   new_page: tuple[Page, Recorder]) -> None:
+    # Issue 30: a refusal (here the rule's multiplier of 1e307, a 400-digit d_model, 0 experts)
+    # clears every number before it is named; ffn refuses the same dimensions by the same name.
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+    widget.get_by_label("Model", exact=True).select_option(label="LLaMA-3-8B")
+    llama = ffn.get_model("LLaMA-3-8B")
+    assert_sizer_shows(widget, llama)
+    multiplier = widget.get_by_label("Multiplier (empty: none)", exact=True)
+    multiplier.fill("1e307")
+    refused_with_no_numbers(widget, "ffn_dim_multiplier 1e+307 times 10922 hidden units")
+    with pytest.raises(ValueError, match="ffn_dim_multiplier"):
+        dataclasses.replace(llama, ffn_dim_multiplier=1e307)
+    multiplier.fill("1.3")
+    assert_sizer_shows(widget, llama)
+    d_model = widget.get_by_label("d_model", exact=True)
+    d_model.fill("1" + "0" * 400)  # a number field holds no value beyond the doubles
+    refused_with_no_numbers(widget, "d_model")
+    d_model.fill("4096")
+    assert_sizer_shows(widget, llama)
+    experts = widget.get_by_label("Experts (1: one FFN, no router)", exact=True)
+    experts.fill("0")
+    refused_with_no_numbers(widget, "n_experts must be positive, got 0")
+    with pytest.raises(ValueError, match="n_experts"):
+        dataclasses.replace(llama, n_experts=0, top_k=1)
+    for typed in ("", "2.5", "-3"):
+        experts.fill(typed)
+        refused_with_no_numbers(widget, "n_experts")
+    experts.fill("1")
+    assert_sizer_shows(widget, llama)
+
+
+def test_sizer_reads_exponents_and_prints_every_digit(site: Site,
+                                                     new_page: tuple[Page, Recorder]) -> None:
+    # Issue 30: "1e3" in a number field is 1000, as ffn takes it; counts and bytes from 1e21
+    # up print every digit, as ffn's f"{n:,}" and f"{x:,.0f}" do (the strings: ffn's).
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+    widget.get_by_label("Model", exact=True).select_option(label="GPT-2 small")
+    d_model = widget.get_by_label("d_model", exact=True)
+    d_model.fill("1e3")
+    assert_sizer_shows(widget, dataclasses.replace(ffn.get_model("GPT-2 small"), d_model=1000))
+    widget.get_by_label("Model", exact=True).select_option(label="Mixtral 8x7B")
+    for typed, value in [("1e15", 10**15), ("2.5e17", 25 * 10**16), ("123456789012345678901",
+                                                                       123456789012345678901)]:
+        d_model.fill(typed)
+        model = dataclasses.replace(ffn.get_model("Mixtral 8x7B"), d_model=value)
+        assert ffn.decode_bytes(model) >= 1e21  # a float: exponent form in toFixed
+        assert_sizer_shows(widget, model)
+        assert "e+" not in "".join(shown_sizer(widget).values())

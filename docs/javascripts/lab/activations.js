@@ -2,6 +2,10 @@
 // key-value memory explorer. Pure functions, no DOM. tests/test_widgets.py holds each one to
 // ffn on 1,000 hypothesis-generated inputs, within the tolerances it states (erfc here is a
 // series and a continued fraction, not scipy's; Math.exp and Math.tanh are V8's, not glibc's).
+// Each takes one real number, as lab/check.js's checkScalar reads it (a string, null or an
+// array is refused: ffn's functions take arrays, these are scalar).
+
+import {checkScalar} from "./check.js";
 
 const SQRT2 = Math.SQRT2;
 const SQRT_PI = Math.sqrt(Math.PI);
@@ -14,6 +18,7 @@ const S = Math.sqrt(2.0 / Math.PI), C = 0.044715;  // the tanh approximation's c
  *   200 levels, evaluated from the bottom up; z < 0: erfc(z) = 2 - erfc(-z).
  * Both lose what exp(-z^2) loses when z^2 is rounded (about z^2 ulp), as scipy's erfc does. */
 export function erfc(z) {
+  z = checkScalar(z, "z");
   if (Number.isNaN(z)) return z;
   if (z < 0) return 2 - erfc(-z);
   if (z < 2) {
@@ -32,40 +37,72 @@ export function erfc(z) {
 }
 
 /** The standard normal CDF, as ffn's Phi: erfc(-x / sqrt 2) / 2. */
-export function Phi(x) { return 0.5 * erfc(-x / SQRT2); }
+export function Phi(x) {
+  x = checkScalar(x, "x");
+  return 0.5 * erfc(-x / SQRT2);
+}
 /** The standard normal density. */
-export function phi(x) { return Math.exp(-0.5 * x * x) / Math.sqrt(2.0 * Math.PI); }
+export function phi(x) {
+  x = checkScalar(x, "x");
+  return Math.exp(-0.5 * x * x) / Math.sqrt(2.0 * Math.PI);
+}
 /** The logistic function, stable both ways (as scipy's expit). */
 export function sigmoid(x) {
+  x = checkScalar(x, "x");
   if (x >= 0) return 1 / (1 + Math.exp(-x));
   const e = Math.exp(x);
   return e / (1 + e);
 }
 
-export function relu(x) { return Number.isNaN(x) ? x : Math.max(x, 0); }
-export function reluGrad(x) { return Number.isNaN(x) ? x : (x > 0 ? 1 : 0); }
-export function gelu(x) { x = Math.max(x, -40); return x * Phi(x); }
+export function relu(x) {
+  x = checkScalar(x, "x");
+  return Number.isNaN(x) ? x : Math.max(x, 0);
+}
+export function reluGrad(x) {
+  x = checkScalar(x, "x");
+  return Number.isNaN(x) ? x : (x > 0 ? 1 : 0);
+}
+export function gelu(x) {
+  x = checkScalar(x, "x");
+  x = Math.max(x, -40);
+  return x * Phi(x);
+}
 export function geluGrad(x) {
+  x = checkScalar(x, "x");
   x = Math.min(Math.max(x, -40), 40);
   return Phi(x) + x * phi(x);
 }
 export function geluTanh(x) {
+  x = checkScalar(x, "x");
   x = Math.max(x, -10);
   return 0.5 * x * (1 + Math.tanh(S * (x + C * x ** 3)));
 }
 export function geluTanhGrad(x) {
+  x = checkScalar(x, "x");
   x = Math.min(Math.max(x, -10), 10);
   const t = Math.tanh(S * (x + C * x ** 3));
   return 0.5 * (1 + t) + 0.5 * x * (1 - t) * (1 + t) * S * (1 + 3 * C * x * x);
 }
-export function silu(x) { x = Math.max(x, -800); return x * sigmoid(x); }
+export function silu(x) {
+  x = checkScalar(x, "x");
+  x = Math.max(x, -800);
+  return x * sigmoid(x);
+}
 export function siluGrad(x) {
+  x = checkScalar(x, "x");
   x = Math.min(Math.max(x, -800), 800);
   const s = sigmoid(x);
   return s * (1 + x * (1 - s));
 }
-export function relu2(x) { const r = Math.max(x, 0); return r * r; }
-export function relu2Grad(x) { return 2 * Math.max(x, 0); }
+export function relu2(x) {
+  x = checkScalar(x, "x");
+  const r = Math.max(x, 0);
+  return r * r;
+}
+export function relu2Grad(x) {
+  x = checkScalar(x, "x");
+  return 2 * Math.max(x, 0);
+}
 
 /** The activations the explorer shows: name -> [label, f, f']. */
 export const ACTIVATIONS = {

@@ -2,90 +2,156 @@
 // ffn/moe.py, ffn/models.py, ffn/inference.py), for the model sizer. Pure functions, no DOM.
 // tests/test_widgets.py runs each one in Node on 1,000 hypothesis-generated inputs against ffn:
 //   - counts (parameters, FLOPs, LLaMA's width) are BigInt and must equal ffn's ints exactly;
-//   - ffnShare and decodeBytes do the same IEEE double operations in the same order as ffn,
-//     so they must equal its floats bit for bit (the share only while both counts are below
-//     2**53, where converting them to a Number is exact; above, within 1 ulp).
+//   - ffnShare is correctly rounded, as Python's int / int, and decodeBytes does the same IEEE
+//     double operations in the same order as ffn: both equal ffn's floats bit for bit.
+// Every function checks its arguments as ffn does (lab/check.js; tests/test_widgets_hostile.py).
+
+import {
+  checkBoolean, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
+} from "./check.js";
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {
-  const nIn = gated ? 2n : 1n;  // matrices d_model -> d_ff
+  checkPositiveInt(dModel, "d_model");
+  checkPositiveInt(dFf, "d_ff");
+  const nIn = checkBoolean(gated, "gated") ? 2n : 1n;  // matrices d_model -> d_ff
   const weights = (nIn + 1n) * dModel * dFf;
-  return weights + (bias ? nIn * dFf + dModel : 0n);
+  return weights + (checkBoolean(bias, "bias") ? nIn * dFf + dModel : 0n);
 }
 
 /** FLOPs of the block's matrix products for nTokens tokens (count_flops). */
 export function countFlops(dModel, dFf, nTokens = 1n, gated = false, backward = false) {
-  const forward = (gated ? 3n : 2n) * 2n * nTokens * dModel * dFf;
-  return backward ? 3n * forward : forward;
+  checkPositiveInt(dModel, "d_model");
+  checkPositiveInt(dFf, "d_ff");
+  checkPositiveInt(nTokens, "n_tokens");
+  const forward = (checkBoolean(gated, "gated") ? 3n : 2n) * 2n * nTokens * dModel * dFf;
+  return checkBoolean(backward, "backward") ? 3n * forward : forward;
 }
 
-/** LLaMA's SwiGLU width (llama_d_ff): 8 d_model / 3, times the multiplier, rounded up. */
+/** LLaMA's SwiGLU width (llama_d_ff): 8 d_model / 3, times the multiplier, rounded up. A
+ * RangeError where ffn refuses: a multiplier not positive and finite, a product beyond the
+ * doubles, a width that truncates to zero. */
 export function llamaDff(dModel, multipleOf = 256n, multiplier = null) {
+  checkPositiveInt(dModel, "d_model");
+  checkPositiveInt(multipleOf, "multiple_of");
   let hidden = (8n * dModel) / 3n;  // BigInt division truncates, as Python's // for positives
   if (multiplier !== null) {
+    const m = checkReal(multiplier, "ffn_dim_multiplier", 0, Infinity, true, true);
     // The one floating-point step: Number(hidden) rounds to nearest even, as Python's
     // int-to-float conversion does; the product is the same IEEE product; trunc as int().
-    hidden = BigInt(Math.trunc(multiplier * Number(hidden)));
+    const widened = m * Number(hidden);
+    if (!Number.isFinite(widened)) {
+      throw new RangeError(`ffn_dim_multiplier ${m} times ${shortInt(hidden)} hidden units `
+                           + `(d_model ${shortInt(dModel)}) is too large for a float`);
+    }
+    hidden = BigInt(Math.trunc(widened));
+    if (hidden === 0n) {
+      throw new RangeError(`ffn_dim_multiplier ${m} times ${(8n * dModel) / 3n} hidden units `
+                           + "truncates to zero hidden units");
+    }
   }
   return multipleOf * ((hidden + multipleOf - 1n) / multipleOf);
 }
 
 /** One attention sublayer's Q, K, V, O projections (count_attention_parameters). */
 export function countAttentionParameters(dModel, bias = true, kvDim = null) {
-  const kv = kvDim === null ? dModel : kvDim;
-  return 2n * dModel * (dModel + kv) + (bias ? 2n * (dModel + kv) : 0n);
+  checkPositiveInt(dModel, "d_model");
+  const kv = kvDim === null ? dModel : checkPositiveInt(kvDim, "kv_dim");
+  return 2n * dModel * (dModel + kv) + (checkBoolean(bias, "bias") ? 2n * (dModel + kv) : 0n);
 }
 
 /** nExperts blocks and the router; with topK, those a token uses (count_moe_parameters). */
 export function countMoeParameters(dModel, dFf, nExperts, topK = null, bias = true,
                                    gated = false) {
-  const used = topK === null ? nExperts : topK;
+  checkPositiveInt(nExperts, "n_experts");
+  const used = topK === null ? nExperts : checkTopK(topK, nExperts);
   return used * countParameters(dModel, dFf, bias, gated) + dModel * nExperts;
 }
 
 /** The router's product and the topK experts each token uses (count_moe_flops). */
 export function countMoeFlops(dModel, dFf, nExperts, topK, nTokens = 1n, gated = false,
                               backward = false) {
+  checkTopK(topK, checkPositiveInt(nExperts, "n_experts"));
   const experts = topK * countFlops(dModel, dFf, nTokens, gated, backward);
-  const router = 2n * nTokens * dModel * nExperts;
+  const router = 2n * nTokens * dModel * nExperts;  // d_model, n_tokens checked by countFlops
   return experts + (backward ? 3n * router : router);
 }
 
-/** A model's dimensions as ffn.ModelDims holds them, with its defaults; integers as BigInt.
- * `m` has the fields of ModelDims in camelCase (dModel, dFf, nLayers, ...). */
+// ModelDims' fields: ffn's name for each camelCase one, and its default.
+const INT_FIELDS = [  // as ModelDims.__post_init__ checks them: [field, ffn's name, zero ok]
+  ["dModel", "d_model", false], ["dFf", "d_ff", false], ["nLayers", "n_layers", false],
+  ["nAttention", "n_attention", false], ["kvDim", "kv_dim", false],
+  ["sharedDff", "shared_d_ff", true], ["denseLayers", "dense_layers", true],
+  ["denseDff", "dense_d_ff", false], ["attentionPerLayer", "attention_per_layer", false],
+];
+const OPTIONAL = new Set(["dFf", "nAttention", "kvDim", "denseDff", "attentionPerLayer"]);
+const DEFAULTS = {name: "custom", dFf: null, nAttention: null, kvDim: null, nExperts: null,
+                  topK: null, multipleOf: 256n, ffnDimMultiplier: null, sharedDff: 0n,
+                  sharedGate: false, denseLayers: 0n, denseDff: null,
+                  attentionPerLayer: null};
+
+/** A model's dimensions checked as ffn.ModelDims checks them, in its order, with its
+ * defaults (a field left out or undefined). `m` has the fields of ModelDims in camelCase
+ * (dModel, dFf, nLayers, ...), integers as BigInt. A TypeError or RangeError naming the
+ * field (by ffn's name) for dimensions ModelDims refuses. */
 export function modelDims(m) {
-  const big = v => (v === null || v === undefined ? null : BigInt(v));
-  return {
-    name: m.name ?? "custom", dModel: big(m.dModel), dFf: big(m.dFf), nLayers: big(m.nLayers),
-    gated: Boolean(m.gated), bias: Boolean(m.bias), nAttention: big(m.nAttention),
-    kvDim: big(m.kvDim), nExperts: big(m.nExperts), topK: big(m.topK),
-    multipleOf: big(m.multipleOf ?? 256), ffnDimMultiplier: m.ffnDimMultiplier ?? null,
-    sharedDff: big(m.sharedDff ?? 0), sharedGate: Boolean(m.sharedGate),
-    denseLayers: big(m.denseLayers ?? 0), denseDff: big(m.denseDff),
-    attentionPerLayer: big(m.attentionPerLayer),
-  };
+  if (m === null || typeof m !== "object") {
+    throw new TypeError(`dims must be an object of ModelDims' fields, got ${describeValue(m)}`);
+  }
+  const d = {};
+  for (const key of Object.keys(DEFAULTS)) d[key] = m[key] === undefined ? DEFAULTS[key] : m[key];
+  for (const key of ["dModel", "nLayers", "gated", "bias"]) d[key] = m[key];
+  if (typeof d.name !== "string" || d.name === "") {
+    throw new TypeError(`name must be a non-empty str, got ${describeValue(d.name)}`);
+  }
+  for (const [key, name, zeroOk] of INT_FIELDS) {
+    if (!(OPTIONAL.has(key) && d[key] === null)) checkPositiveInt(d[key], name, zeroOk);
+  }
+  for (const [key, name] of [["gated", "gated"], ["bias", "bias"], ["sharedGate", "shared_gate"]]) {
+    checkBoolean(d[key], name);
+  }
+  if ((d.nExperts === null) !== (d.topK === null)) {
+    throw new RangeError(`n_experts and top_k go together, got ${d.nExperts} and ${d.topK}`);
+  }
+  if (d.nExperts !== null) {
+    countMoeParameters(d.dModel, 1n, d.nExperts, d.topK);  // checks them
+  } else if (d.sharedDff || d.sharedGate || d.denseLayers) {
+    throw new RangeError("shared_d_ff, shared_gate and dense_layers describe a mixture of "
+                         + "experts: give n_experts and top_k");
+  }
+  if (d.sharedGate && !d.sharedDff) {
+    throw new RangeError("shared_gate needs shared experts: give shared_d_ff");
+  }
+  if (d.denseLayers > d.nLayers) {
+    throw new RangeError(`dense_layers must be at most n_layers = ${d.nLayers}, got `
+                         + `${d.denseLayers}`);
+  }
+  if (Boolean(d.denseLayers) !== (d.denseDff !== null)) {
+    throw new RangeError(`dense_layers and dense_d_ff go together, got ${d.denseLayers} and `
+                         + `${d.denseDff}`);
+  }
+  if (d.dFf === null) {  // the rule's arguments, checked by the rule
+    llamaDff(d.dModel, d.multipleOf, d.ffnDimMultiplier);
+  } else if (!isNumber256(d.multipleOf) || d.ffnDimMultiplier !== null) {
+    throw new RangeError(`${d.name}: multiple_of and ffn_dim_multiplier size a width by `
+                         + `LLaMA's rule, but d_ff is given (${d.dFf})`);
+  }
+  return d;
 }
 
-/** Why ModelDims would refuse these dimensions, or null (the checks the widget can hit). */
+function isNumber256(v) {  // Python's `multiple_of != 256` is false for 256 and 256.0 alone
+  return v === 256n || v === 256;
+}
+
+/** Why ModelDims would refuse these dimensions (modelDims' message), or null. */
 export function dimsProblem(m) {
-  for (const [value, name] of [[m.dModel, "d_model"], [m.nLayers, "layers"],
-                               [m.multipleOf, "multiple_of"]]) {
-    if (value === null || value < 1n) return `${name} must be a positive integer`;
+  try {
+    modelDims(m);
+    return null;
+  } catch (error) {
+    if (error instanceof TypeError || error instanceof RangeError) return error.message;
+    throw error;
   }
-  if (m.dFf !== null && m.dFf < 1n) return "d_ff must be a positive integer";
-  if (m.dFf === null && m.ffnDimMultiplier !== null
-      && !(m.ffnDimMultiplier > 0 && Number.isFinite(m.ffnDimMultiplier))) {
-    return "the multiplier must be positive";
-  }
-  if (resolvedDff(m) < 1n) return "the width comes out as 0: raise the multiplier";
-  if (m.nExperts !== null) {
-    if (m.nExperts < 1n || m.topK === null || m.topK < 1n) {
-      return "experts and top-k must be positive integers";
-    }
-    if (m.topK > m.nExperts) return `top-k must be at most the ${m.nExperts} experts`;
-  }
-  if (m.denseLayers > m.nLayers) return `the ${m.denseLayers} dense layers exceed the layers`;
-  return null;
 }
 
 export function resolvedDff(m) {
@@ -122,11 +188,26 @@ export function attentionParameters(m) {
   return (m.nAttention ?? m.nLayers) * perLayer;
 }
 
-/** ModelDims.ffn_share: FFN parameters over FFN plus attention, a Number. Python's int / int
- * is correctly rounded; so is Number / Number when both are exact (below 2**53). */
+/** a / b for BigInts a, b > 0, correctly rounded to a Number as Python's int / int is (for a
+ * ratio in the doubles' normal range). Below 2**53 both convert exactly and one IEEE division
+ * rounds once; above, a quotient of at least 56 bits with a sticky bit for the remainder
+ * rounds once in Number() (nearest, ties to even), then an exact scaling by a power of two. */
+export function exactRatio(a, b) {
+  if (a < 2n ** 53n && b < 2n ** 53n) return Number(a) / Number(b);
+  const bits = v => v.toString(2).length;
+  const k = Math.max(0, 56 + bits(b) - bits(a));  // a * 2**k / b >= 2**55
+  const q = (a << BigInt(k)) / b;
+  const sticky = q * b === a << BigInt(k) ? 0n : 1n;
+  let x = Number((q << 1n) | sticky);  // 2 * (a * 2**k / b), rounded once
+  for (let e = k + 1; e > 0; e -= Math.min(e, 1000)) x /= 2 ** Math.min(e, 1000);
+  return x;
+}
+
+/** ModelDims.ffn_share: FFN parameters over FFN plus attention, a Number, correctly rounded
+ * as Python's int / int. */
 export function ffnShare(m) {
   const ffn = ffnParameters(m);
-  return Number(ffn) / Number(ffn + attentionParameters(m));
+  return exactRatio(ffn, ffn + attentionParameters(m));
 }
 
 /** ModelDims.ffn_flops_per_token: all FFN matrix products for one token. */
@@ -149,6 +230,7 @@ export function ffnFlopsPerToken(m, backward = false) {
  * A BigInt for one FFN per layer (ffn: an int); a Number for a mixture of experts (ffn: a
  * float), by the same double operations in the same order. */
 export function decodeBytes(m, bytesPerValue = 2n) {
+  checkPositiveInt(bytesPerValue, "bytes_per_value");
   const batch = 1n;
   const activations = 2n * batch * m.dModel;  // x read, y written
   if (m.nExperts === null) {
@@ -156,18 +238,38 @@ export function decodeBytes(m, bytesPerValue = 2n) {
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
   const router = m.dModel * m.nExperts;
-  const n = Number(m.nExperts);
+  const float = v => {  // Python's int + float converts the int first: OverflowError
+    const x = Number(v);
+    if (!Number.isFinite(x)) {
+      throw new RangeError(`decode_bytes: a count of ${m.name} ${shortInt(v)} (from d_model, `
+                           + "d_ff, n_experts ...) is too large for a float");
+    }
+    return x;
+  };
+  const n = float(m.nExperts);
   // experts_read: n * (1 - (1 - k/n) ** batch); with batch 1, y ** 1 is y in both languages.
-  const read = n * (1.0 - (1.0 - Number(m.topK) / n));
+  const read = n * (1.0 - (1.0 - float(m.topK) / n));
   // Python adds the ints to the float one at a time, each converted to a double first.
-  const weights = Number(router) + read * Number(expert) + Number(sharedParameters(m));
+  const weights = float(router) + read * float(expert) + float(sharedParameters(m));
   const moeLayers = m.nLayers - m.denseLayers;
   const dense = m.denseLayers * bytesPerValue * (denseFfnParameters(m) + activations);
-  return Number(moeLayers * bytesPerValue) * (weights + Number(activations)) + Number(dense);
+  const bytes = float(moeLayers * bytesPerValue) * (weights + float(activations)) + float(dense);
+  if (!Number.isFinite(bytes)) {
+    throw new RangeError(`decode_bytes: the bytes of ${m.name} pass the doubles' 1.8e308`);
+  }
+  return bytes;
 }
 
-/** Every number the model sizer shows, from one ModelDims-like object. */
+/** Every number the model sizer shows, from dimensions modelDims has checked: the counts
+ * (BigInt), the share and the bytes as above, and the bytes in GB, a Number as Python's
+ * `bytes / 1e9` (an int too large for a double: refused, as Python's OverflowError). */
 export function sizeModel(m, bytesPerValue = 2n) {
+  const bytes = decodeBytes(m, bytesPerValue);
+  const gigabytes = Number(bytes) / 1e9;
+  if (!Number.isFinite(gigabytes)) {
+    throw new RangeError(`decode_bytes: the bytes of ${m.name}, ${shortInt(bytes)}, pass the `
+                         + "doubles' 1.8e308");
+  }
   return {
     dFf: resolvedDff(m),
     perLayer: ffnParametersPerLayer(m),
@@ -177,7 +279,7 @@ export function sizeModel(m, bytesPerValue = 2n) {
     totalActive: m.nExperts === null ? null : ffnParameters(m, true),
     flops: ffnFlopsPerToken(m),
     flopsTraining: ffnFlopsPerToken(m, true),
-    bytes: decodeBytes(m, bytesPerValue),
+    bytes,
+    gigabytes,
   };
 }
-

@@ -4,43 +4,92 @@
 // chosen experts equal, the scores and weights within the tolerance it states (Math.exp is
 // V8's, not glibc's; numpy sums pairwise).
 
-export const ROUTER_SCORES = ["softmax", "sigmoid"];  // ffn.moe.SCORES
+import {checkBoolean, checkChoice, checkReal, checkTopK, checkVector} from "./check.js";
 
-/** The router's scores of one token's logits, as ffn computes them: softmax shifted by the
- * largest logit (exp cannot overflow), or 1 / (1 + exp(-logit)). */
-export function routerScores(logits, score) {
+export const ROUTER_SCORES = ["softmax", "sigmoid"];  // ffn.moe.SCORES
+const TINY = 1e-280;  // a score this small may have lost bits to underflow (normal: 2.2e-308)
+
+/** One token's logits, checked: a non-empty array of real numbers (NaN and infinities pass,
+ * as in ffn's x). */
+function checkLogits(logits) {
+  const values = checkVector(logits, "logits");
+  if (values.length === 0) {
+    throw new RangeError("logits must hold one logit per expert, got none (no experts)");
+  }
+  return values;
+}
+
+function scoresOf(logits, score) {
   if (score === "softmax") {
     const top = Math.max(...logits);
     const e = logits.map(l => Math.exp(l - top));
     const total = e.reduce((a, b) => a + b, 0);
     return e.map(v => v / total);
   }
-  if (score === "sigmoid") return logits.map(l => 1.0 / (1.0 + Math.exp(-l)));
-  throw new Error(`score must be one of ${ROUTER_SCORES.join(", ")}, got ${score}`);
+  return logits.map(l => 1.0 / (1.0 + Math.exp(-l)));
+}
+
+/** The router's scores of one token's logits, as ffn computes them: softmax shifted by the
+ * largest logit (exp cannot overflow), or 1 / (1 + exp(-logit)). */
+export function routerScores(logits, score) {
+  checkChoice(score, "score", ROUTER_SCORES);
+  return scoresOf(checkLogits(logits), score);
 }
 
 /** The experts in order of their choice values, largest first; equal values: the lower index
- * first (numpy's stable argsort of -value, as ffn sorts). */
+ * first; NaN last (numpy's stable argsort of -value, as ffn sorts). */
 export function rankExperts(values) {
-  return values.map((_, i) => i).sort((a, b) => (values[b] - values[a]) || (a - b));
+  checkVector(values, "values");
+  return values.map((_, i) => i).sort((a, b) => {
+    const nanA = Number.isNaN(values[a]), nanB = Number.isNaN(values[b]);
+    if (nanA || nanB) return nanA === nanB ? a - b : (nanA ? 1 : -1);
+    return (values[b] > values[a]) - (values[b] < values[a]) || a - b;
+  });
+}
+
+/** log of a score, up to a constant shared by the token's experts: the logit for softmax,
+ * log sigmoid(l) = -log(1 + exp(-l)) for sigmoid, each without overflow. */
+function logScore(l, score) {
+  if (score === "softmax") return l;
+  return l >= 0 ? -Math.log1p(Math.exp(-l)) : l - Math.log1p(Math.exp(l));
 }
 
 /** One token's route, as MixtureOfExperts.route (one group): `scores` p from the logits; the
  * `chosen` top-k experts by p + bias (the bias only chooses), largest first; their `weights`,
  * the unbiased p of the chosen divided by their sum (`normalize`), times `scale`. Also the
- * `choice` values p + bias. */
+ * `choice` values p + bias. Sigmoid without a bias chooses on the logits' order, which the
+ * sigmoid keeps and its rounding may not (logits 40 and 41 both give p = 1.0). Where a chosen
+ * score is so small it may have underflowed (logits near -800), the renormalised weights are
+ * taken from the log-scores, exp(log p_i - max) / sum, so that they are not 0 / 0. Arguments
+ * are checked as MixtureOfExperts checks them (top_k a BigInt, a finite bias of one value an
+ * expert, a scale in (0, 1e6]). */
 export function route(logits, topK, score = "softmax", bias = null, normalize = true,
                       scale = 1.0) {
+  if (!Array.isArray(logits) || logits.length === 0) checkLogits(logits);  // refused
   const n = logits.length;
-  topK = Number(topK);
-  if (!Number.isInteger(topK) || topK < 1 || topK > n) {
-    throw new Error(`top_k must be an integer from 1 to ${n}, got ${topK}`);
+  checkTopK(topK, n);
+  checkBoolean(normalize, "normalize");
+  checkChoice(score, "score", ROUTER_SCORES);
+  if (bias !== null) {
+    bias = checkVector(bias, "bias", n, "(n_experts,)");
+    if (!bias.every(Number.isFinite)) {
+      throw new RangeError("bias must be finite: a NaN or infinite bias makes the choice "
+                           + "meaningless");
+    }
   }
-  const scores = routerScores(logits, score);
+  scale = checkReal(scale, "scale", 0, 1e6, false, true);
+  logits = checkLogits(logits);
+  const scores = scoresOf(logits, score);
   const choice = bias === null ? scores.slice() : scores.map((p, i) => p + bias[i]);
-  const chosen = rankExperts(choice).slice(0, topK);
+  const order = bias === null && score === "sigmoid" ? logits : choice;
+  const chosen = rankExperts(order).slice(0, Number(topK));
   let weights = chosen.map(i => scores[i]);
   if (normalize) {
+    if (weights.some(w => w < TINY)) {
+      const logs = chosen.map(i => logScore(logits[i], score));
+      const top = Math.max(...logs);
+      weights = logs.map(v => Math.exp(v - top));
+    }
     const total = weights.reduce((a, b) => a + b, 0);
     weights = weights.map(w => w / total);
   }
@@ -62,9 +111,12 @@ export function biasSwap(biasedChosen, unbiasedChosen) {
           removed: unbiasedChosen.filter(i => !after.has(i))};
 }
 
-/** "1st", "2nd", "3rd", "4th" ... : an expert's rank among the chosen. */
+/** "1st", "2nd", "3rd", "4th" ... "11th", "12th", "13th" ... "21st", "111th": a rank. */
 export function ordinal(n) {
-  n = Number(n);
-  const suffix = {1: "st", 2: "nd", 3: "rd"}[n > 20 ? n % 10 : n] ?? "th";
-  return `${n}${suffix}`;
+  if (!(Number.isSafeInteger(n) && n >= 1) && !(typeof n === "bigint" && n >= 1n)) {
+    throw new TypeError(`n must be a positive integer, got ${String(n)}`);
+  }
+  const last2 = Number(BigInt(n) % 100n);
+  const suffix = last2 >= 11 && last2 <= 13 ? "th" : {1: "st", 2: "nd", 3: "rd"}[last2 % 10];
+  return `${n}${suffix ?? "th"}`;
 }

@@ -161,8 +161,8 @@ export async function mount(root) {
     }
     note.textContent = "";
     const score = input("score").value;
-    const result = lab.route(state.logits, topK, score, state.bias);
-    const unbiased = lab.route(state.logits, topK, score, null).chosen;
+    const result = lab.route(state.logits, BigInt(topK), score, state.bias);
+    const unbiased = lab.route(state.logits, BigInt(topK), score, null).chosen;
     const rank = new Map(result.chosen.map((e, r) => [e, r]));
     for (let i = 0; i < n; i++) {
       out(`score-${i}`).value = formatFixed(result.scores[i], 3);

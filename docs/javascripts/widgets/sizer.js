@@ -2,11 +2,19 @@
 // FFN's parameters, share, FLOPs and bytes follow (lab/counting.js, held to ffn in
 // tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
 import * as lab from "../lab/counting.js";
+import {readNumber} from "../lab/answers.js";
 import {formatFixed, formatInt} from "../lab/format.js";
 import {escape, fragment, uid} from "./dom.js";
 
+// The presets' integers, JSON numbers (all below 2**53: ffn_docs/widgets.py), as BigInt.
+const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",
+                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer"];
+const presetDims = m => Object.fromEntries(Object.entries(m).map(([k, v]) =>
+  [k, INTEGERS.includes(k) && v !== null ? BigInt(v) : v]));
+
 export function mount(root) {
-  const {models} = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const {models: json} = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const models = json.map(presetDims);
   const id = uid("sizer");
   const field = (name, label, attrs) =>
     `<div class="ffn-field"><label for="${id}-${name}">${label}</label>` +
@@ -71,7 +79,7 @@ export function mount(root) {
     input("nLayers").value = m.nLayers;
     form.querySelector(`input[name="width"][value="${m.dFf === null ? "rule" : "given"}"]`)
       .checked = true;
-    input("dFf").value = m.dFf ?? lab.resolvedDff(lab.modelDims(m)).toString();
+    input("dFf").value = (m.dFf ?? lab.resolvedDff(lab.modelDims(m))).toString();
     input("multiplier").value = m.ffnDimMultiplier ?? "";
     input("multipleOf").value = m.multipleOf;
     input("gated").checked = m.gated;
@@ -80,47 +88,53 @@ export function mount(root) {
     input("topK").value = m.topK ?? 1;
   };
 
-  const integer = name => {
+  // A number field's text as an exact integer (BigInt): "4096", "1e3" (1000), "-5" (which
+  // ffn's check then refuses by name); a TypeError for an empty field or a fraction. A number
+  // field's value is "" for text it cannot read.
+  const integer = (name, ffnName) => {
     const text = input(name).value.trim();
-    return /^\d+$/.test(text) ? BigInt(text) : null;
+    const x = readNumber(text);
+    const unit = x === null || x.exponent >= 0 ? 1n : 10n ** BigInt(-x.exponent);
+    if (x === null || x.percent || x.digits % unit !== 0n) {
+      throw new TypeError(`${ffnName} must be a whole number, got `
+                          + (text === "" ? "nothing readable" : `"${text}"`));
+    }
+    const whole = x.exponent >= 0 ? x.digits * 10n ** BigInt(x.exponent) : x.digits / unit;
+    return x.negative ? -whole : whole;
+  };
+  const experts = () => {
+    try {
+      return integer("nExperts", "n_experts");
+    } catch {
+      return null;
+    }
   };
 
-  const update = () => {
-    const rule = form.querySelector('input[name="width"][value="rule"]').checked;
-    input("dFf").disabled = rule;
-    input("multiplier").disabled = input("multipleOf").disabled = !rule;
-    const experts = integer("nExperts");
-    const moe = experts === null || experts > 1n;
-    input("topK").disabled = !moe;
+  // The dimensions in the fields, over the preset's (its attention and shared experts), as
+  // ffn.ModelDims would take them; a TypeError for a field that holds no whole number.
+  const typedDims = rule => {
+    const moe = experts() !== 1n;  // 1: one FFN, no router; 0 or none: refused by ffn's check
     const multiplierText = input("multiplier").value.trim();
-    const m = lab.modelDims({
+    const m = {
       ...preset,
-      dModel: integer("dModel") ?? 0, nLayers: integer("nLayers") ?? 0,
-      dFf: rule ? null : (integer("dFf") ?? 0),
-      multipleOf: integer("multipleOf") ?? 0,
-      ffnDimMultiplier: multiplierText === "" ? null : Number(multiplierText),
+      dModel: integer("dModel", "d_model"), nLayers: integer("nLayers", "n_layers"),
+      dFf: rule ? null : integer("dFf", "d_ff"),
+      multipleOf: rule ? integer("multipleOf", "multiple_of") : 256n,
+      ffnDimMultiplier: rule && multiplierText !== "" ? Number(multiplierText) : null,
       gated: input("gated").checked, bias: input("bias").checked,
-      nExperts: moe ? (experts ?? 0) : null, topK: moe ? (integer("topK") ?? 0) : null,
-    });
+      nExperts: moe ? integer("nExperts", "n_experts") : null,
+      topK: moe ? integer("topK", "top_k") : null,
+    };
     if (!moe) {  // one FFN: no shared experts, no dense layers (ModelDims refuses them)
-      m.sharedDff = 0n; m.sharedGate = false; m.denseLayers = 0n; m.denseDff = null;
+      Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null});
     }
-    const problem = lab.dimsProblem(m);
-    for (const element of form.querySelectorAll("output")) element.value = "";
-    if (problem) {
-      note.textContent = `Not a model ffn would count: ${problem}.`;
-      return;
-    }
-    const kept = [];
-    if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
-    if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
-    if (preset.attentionPerLayer !== null) kept.push("its latent attention");
-    if (moe && preset.sharedDff) kept.push("its shared experts");
-    if (moe && preset.denseLayers) kept.push(`its ${preset.denseLayers} dense layers`);
-    note.textContent = kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
-    const bytes = BigInt(input("bytes").value);
-    const size = lab.sizeModel(m, bytes);
-    const shown = {
+    return m;
+  };
+
+  // What the sizer shows for dimensions ffn counts: each result's text ("" hides its row).
+  const results = m => {
+    const size = lab.sizeModel(m, BigInt(input("bytes").value));
+    return {
       dFfShown: size.dFf.toString(),
       perLayer: formatInt(size.perLayer),
       perLayerActive: size.perLayerActive === null ? "" : formatInt(size.perLayerActive),
@@ -131,8 +145,40 @@ export function mount(root) {
       flopsTraining: formatInt(size.flopsTraining),
       bytes: typeof size.bytes === "bigint" ? formatInt(size.bytes)
         : formatFixed(size.bytes, 0, true),
-      gigabytes: formatFixed(Number(size.bytes) / 1e9, 3),
+      gigabytes: formatFixed(size.gigabytes, 3),
     };
+  };
+
+  const keptNote = moe => {
+    const kept = [];
+    if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
+    if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
+    if (preset.attentionPerLayer !== null) kept.push("its latent attention");
+    if (moe && preset.sharedDff) kept.push("its shared experts");
+    if (moe && preset.denseLayers) kept.push(`its ${preset.denseLayers} dense layers`);
+    return kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
+  };
+
+  // Every change: first the old numbers go (none may stay beside other inputs), then the
+  // fields are read and checked as ffn checks them; a refusal is named in the note and no
+  // number is shown.
+  const update = () => {
+    for (const element of form.querySelectorAll("output")) element.value = "";
+    note.textContent = "";
+    const rule = form.querySelector('input[name="width"][value="rule"]').checked;
+    input("dFf").disabled = rule;
+    input("multiplier").disabled = input("multipleOf").disabled = !rule;
+    input("topK").disabled = experts() === 1n;
+    let m, shown;
+    try {
+      m = lab.modelDims(typedDims(rule));
+      shown = results(m);
+    } catch (error) {
+      note.textContent = `Not a model ffn would count: ${error.message}.`;
+      if (error instanceof TypeError || error instanceof RangeError) return;
+      throw error;
+    }
+    note.textContent = keptNote(m.nExperts !== null);
     for (const [name, text] of Object.entries(shown)) {
       out(name).value = text;
       out(name).closest(".ffn-result").hidden = text === "";
