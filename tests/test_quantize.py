@@ -9,6 +9,7 @@ ml_dtypes' conversion. int8: against a scalar absmax written here with Python's 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -75,10 +76,31 @@ def test_ties_go_to_the_even_code() -> None:
 def test_beyond_448_saturates_and_nan_stays_nan() -> None:
     out = ffn.round_to_e4m3([464.0, 1e9, np.inf, -np.inf, np.nan])
     assert out[:4].tolist() == [448.0, 448.0, 448.0, -448.0] and np.isnan(out[4])
-    # ml_dtypes agrees up to 464 (a tie, to the even 448) and makes 480 NaN instead, there
-    # being no infinity to overflow to: saturating is our choice, stated in the docstring.
-    assert np.float32(464.0).astype(F8).astype(np.float32) == 448.0
-    assert np.isnan(np.float32(480.0).astype(F8).astype(np.float32))
+
+
+def test_ml_dtypes_is_nan_exactly_above_the_midpoint_past_448() -> None:
+    # The threshold by hand: S.1111.111 would be 1.875 * 2**8 = 480 if it were a number, so
+    # round-to-nearest sends everything above (448 + 480) / 2 past 448; the midpoint itself
+    # ties to 448 (mantissa 110, even). ml_dtypes has no infinity to overflow to and gives
+    # NaN there; saturating instead is ffn's choice, stated in its docstring (and on
+    # docs/quantization.md, which computes the same threshold).
+    next_up = Fraction(15, 8) * 2**8  # the 0x7F pattern decoded as if it were normal
+    midpoint = (Fraction(448) + next_up) / 2
+    assert midpoint == 464
+    # every float32 from 440 to 490 (about 1.6 million), both signs
+    start = np.float32(440.0).view(np.uint32)
+    stop = np.float32(490.0).view(np.uint32)
+    x = np.arange(start, stop + 1, dtype=np.uint32).view(np.float32)
+    x = np.concatenate([x, -x])
+    theirs = x.astype(F8).astype(np.float64)
+    above = np.array([abs(Fraction(float(v))) > midpoint for v in x[::4096]])
+    assert np.array_equal(np.isnan(theirs[::4096]), above)  # a Fraction check on a sample
+    past = np.abs(x.astype(np.float64)) > float(midpoint)  # exact: float32 -> float64
+    assert np.array_equal(np.isnan(theirs), past)
+    assert np.all(np.abs(theirs[~past & (np.abs(x) >= 448)]) == 448.0)
+    ours = ffn.round_to_e4m3(x)
+    assert np.all(np.abs(ours[np.abs(x) >= 448]) == 448.0)  # ffn saturates instead
+    assert np.array_equal(ours[~past], theirs[~past].astype(np.float32))
 
 
 def absmax_int8_by_hand(w: np.ndarray, axis: int | None) -> np.ndarray:
