@@ -381,7 +381,7 @@ def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int
 # ModelConfig; gpt-oss-20b: its released config.json as copied into a mirror of the Hub
 # repository (the Hub cannot be reached from here). Qwen3, Kimi K2 and Qwen3-Next: the
 # Megatron arguments THUDM's slime keeps for each released checkpoint. Llama 4: transformers'
-# Llama4TextConfig, whose defaults its documentation gives as Scout's text model.
+# Llama4TextConfig, whose defaults its docstring calls "similar to" Llama-4-Scout-17B-16E's.
 _GPT_OSS = "openai/gpt-oss, gpt_oss/torch/model.py (7b58334), ModelConfig"
 _GPT_OSS_20B = "EchoCog/gpt-oss-20b, config.json (52971a1), a copy of openai/gpt-oss-20b's"
 _SLIME = "THUDM/slime, scripts/models/{}.sh (624b824)"
@@ -470,9 +470,8 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
                      "sizes (16 key heads and 32 value heads of 128, kernel 4, full attention "
                      "every 4th layer) are transformers' Qwen3NextConfig() defaults"),
 )
-"""The open mixtures of experts of 2025, in order of release: Llama 4 (April), Qwen3 (April),
-Kimi K2 (July), gpt-oss (August), Qwen3-Next (September). Not in ``ALL_MODELS`` (the widgets'
-presets) yet; ``get_model`` knows them."""
+"""Open mixtures of experts released in 2025 (Llama 4 first, on 5 April). Not in ``ALL_MODELS``
+(the widgets' presets) yet; ``get_model`` knows them."""
 
 
 def get_model(name: str) -> ModelDims:

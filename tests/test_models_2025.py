@@ -180,3 +180,18 @@ def test_bad_2025_fields_are_refused() -> None:
              "n_linear_attention must be non-negative, got -1")]:
         with pytest.raises(error, match=message):
             ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
+
+
+def test_llama4_text_model_is_the_multimodal_models_language_model() -> None:
+    """Llama 4 ships as an image-and-text model; ffn counts its text model. In transformers'
+    whole Scout (Llama4ForConditionalGeneration), the language model is ffn's Scout to the
+    parameter, and the vision tower and projector add under half a billion (moe.md says so)."""
+    with torch.device("meta"):
+        model = transformers.Llama4ForConditionalGeneration(transformers.Llama4Config())
+    parts: dict[str, int] = {}
+    for pname, p in model.named_parameters():
+        part = pname.split(".")[0]  # language_model holds its own head
+        parts[part] = parts.get(part, 0) + p.numel()
+    assert set(parts) == {"language_model", "vision_model", "multi_modal_projector"}
+    assert parts["language_model"] == ffn.get_model("Llama 4 Scout").total_parameters()
+    assert 0 < parts["vision_model"] + parts["multi_modal_projector"] < 0.5e9
