@@ -87,10 +87,11 @@ class ModelDims:
         elif self.multiple_of != 256 or self.ffn_dim_multiplier is not None:
             raise ValueError(f"{self.name}: multiple_of and ffn_dim_multiplier size a width by "
                              f"LLaMA's rule, but d_ff is given ({self.d_ff})")
-        self._check_2025_fields()
+        self._check_router_bias_and_layer_mix()
 
-    def _check_2025_fields(self) -> None:
-        """The fields the models of 2025 added (router_bias to linear_attention_per_layer)."""
+    def _check_router_bias_and_layer_mix(self) -> None:
+        """The last four fields, which the models of 2025 need (router_bias to
+        linear_attention_per_layer)."""
         check.boolean(self.router_bias, "router_bias")
         for field in ("moe_every", "n_linear_attention", "linear_attention_per_layer"):
             if field != "linear_attention_per_layer" or getattr(self, field) is not None:
@@ -410,10 +411,11 @@ def _qwen3_moe(name: str, d_model: int, n_layers: int, n_heads: int, d_ff: int,
 def _llama4(name: str, n_experts: int, moe_every: int, source: str) -> ModelDims:
     """A Llama 4 text model: top-1 of n_experts of 8192 and a shared one of 8192, 48 layers of
     width 5120, dense FFNs of 16384 between the MoE layers (moe_every 2: layer 0, 2, ...)."""
-    dense = {} if moe_every == 1 else {"dense_layers": 1, "dense_d_ff": 16384}
+    interleaved = moe_every > 1  # then layer 0 is dense, and every other one after it
     return ModelDims(name, 5120, 8192, 48, gated=True, bias=False, n_experts=n_experts,
                      top_k=1, shared_d_ff=8192, vocab_size=202048, tied_head=False, norm="rms",
-                     kv_dim=8 * 128, moe_every=moe_every, source=source, **dense)  # type: ignore[arg-type]
+                     kv_dim=8 * 128, moe_every=moe_every, dense_layers=int(interleaved),
+                     dense_d_ff=16384 if interleaved else None, source=source)
 
 
 RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
