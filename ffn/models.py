@@ -46,6 +46,12 @@ class ModelDims:
     dense_d_ff: int | None = None  # the width of those dense FFNs
     attention_per_layer: int | None = None  # one attention sublayer's parameters where Q, K, V,
     # O of width d_model (kv_dim) do not describe it; None: count_attention_parameters
+    router_bias: bool = False  # the router adds a bias, one number per expert (gpt-oss)
+    moe_every: int = 1  # after the dense_layers, one MoE layer in every moe_every, starting with
+    # the first; the others dense FFNs of width dense_d_ff (Llama 4 Maverick: 2)
+    n_linear_attention: int = 0  # how many attention sublayers are linear attention instead
+    # (Qwen3-Next's Gated DeltaNet); attention_per_layer counts the others
+    linear_attention_per_layer: int | None = None  # one linear-attention sublayer's parameters
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
@@ -81,6 +87,30 @@ class ModelDims:
         elif self.multiple_of != 256 or self.ffn_dim_multiplier is not None:
             raise ValueError(f"{self.name}: multiple_of and ffn_dim_multiplier size a width by "
                              f"LLaMA's rule, but d_ff is given ({self.d_ff})")
+        self._check_router_bias_and_layer_mix()
+
+    def _check_router_bias_and_layer_mix(self) -> None:
+        """The last four fields, which the models of 2025 need (router_bias to
+        linear_attention_per_layer)."""
+        check.boolean(self.router_bias, "router_bias")
+        for field in ("moe_every", "n_linear_attention", "linear_attention_per_layer"):
+            if field != "linear_attention_per_layer" or getattr(self, field) is not None:
+                value = check.positive_int(getattr(self, field), field,
+                                           zero_ok=field == "n_linear_attention")
+                object.__setattr__(self, field, value)
+        if self.n_experts is None and (self.router_bias or self.moe_every != 1):
+            raise ValueError("router_bias and moe_every describe a mixture of experts: give "
+                             "n_experts and top_k")
+        if self.moe_every != 1 and self.dense_d_ff is None:
+            raise ValueError("moe_every > 1 puts dense FFNs between the MoE layers: give "
+                             "dense_d_ff (and dense_layers >= 1)")
+        if bool(self.n_linear_attention) != (self.linear_attention_per_layer is not None):
+            raise ValueError(f"n_linear_attention and linear_attention_per_layer go together, "
+                             f"got {self.n_linear_attention} and "
+                             f"{self.linear_attention_per_layer}")
+        if self.n_linear_attention > self.attention_sublayers:
+            raise ValueError(f"n_linear_attention must be at most the {self.attention_sublayers} "
+                             f"attention sublayers, got {self.n_linear_attention}")
 
     @property
     def resolved_d_ff(self) -> int:
@@ -89,6 +119,13 @@ class ModelDims:
         if self.d_ff is not None:
             return self.d_ff
         return llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
+
+    @property
+    def moe_layers(self) -> int:
+        """Number of MoE layers: after the ``dense_layers``, one in every ``moe_every``."""
+        if self.n_experts is None:
+            return 0
+        return len(range(self.dense_layers, self.n_layers, self.moe_every))
 
     @property
     def attention_sublayers(self) -> int:
@@ -101,9 +138,10 @@ class ModelDims:
         if self.n_experts is None:
             return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
                                     gated=self.gated)
+        router_bias = self.n_experts if self.router_bias else 0  # every token uses the router
         return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts,
                                     self.top_k if active else None, self.bias,
-                                    self.gated) + self.shared_parameters()
+                                    self.gated) + self.shared_parameters() + router_bias
 
     def shared_parameters(self) -> int:
         """Parameters of one MoE layer's shared experts and their gate, which every token uses
@@ -121,15 +159,17 @@ class ModelDims:
 
     def ffn_parameters(self, active: bool = False) -> int:
         """Parameters of all the model's FFNs (``active``: those one token uses)."""
-        moe_layers = self.n_layers - self.dense_layers
-        return (self.dense_layers * self.dense_ffn_parameters()
-                + moe_layers * self.ffn_parameters_per_layer(active))
+        if self.n_experts is None:
+            return self.n_layers * self.ffn_parameters_per_layer()
+        return ((self.n_layers - self.moe_layers) * self.dense_ffn_parameters()
+                + self.moe_layers * self.ffn_parameters_per_layer(active))
 
     def attention_parameters(self) -> int:
         """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""
         per_layer = self.attention_per_layer or count_attention_parameters(
             self.d_model, self.bias, self.kv_dim)
-        return self.attention_sublayers * per_layer
+        linear = self.n_linear_attention * ((self.linear_attention_per_layer or 0) - per_layer)
+        return self.attention_sublayers * per_layer + linear
 
     def ffn_share(self) -> float:
         """FFN parameters as a fraction of FFN plus attention parameters, over all layers."""
@@ -175,9 +215,11 @@ class ModelDims:
                 per_layer += count_flops(self.d_model, self.shared_d_ff, gated=self.gated,
                                          backward=backward)
             per_layer += (6 if backward else 2) * self.d_model * self.shared_gate
-        dense = 0 if self.dense_d_ff is None else self.dense_layers * count_flops(
+        if self.n_experts is None:
+            return self.n_layers * per_layer
+        dense = 0 if self.dense_d_ff is None else (self.n_layers - self.moe_layers) * count_flops(
             self.d_model, self.dense_d_ff, gated=self.gated, backward=backward)
-        return dense + (self.n_layers - self.dense_layers) * per_layer
+        return dense + self.moe_layers * per_layer
 
 
 _VASWANI = "Vaswani et al. (2017), Attention Is All You Need, Table 3"
@@ -303,16 +345,149 @@ ALL_MODELS: tuple[ModelDims, ...] = (*MODELS, *LLAMA_MODELS, *MOE_MODELS,
 """Every model of the four tuples above, in their order: what ``get_model`` knows."""
 
 
+def head_attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, head_dim: int,
+                              bias: bool = False, sinks: bool = False, qk_norm: bool = False,
+                              output_gate: bool = False) -> int:
+    """One attention sublayer whose heads are not ``d_model`` wide together (gpt-oss, Qwen3).
+
+    Q is ``(d_model, n_heads * head_dim)``, K and V ``(d_model, n_kv_heads * head_dim)``, O
+    back to ``d_model``; ``bias``: all four have biases (gpt-oss); ``sinks``: one learned
+    logit per head (gpt-oss's attention sinks); ``qk_norm``: an RMSNorm scale of ``head_dim``
+    on queries and one on keys (Qwen3); ``output_gate``: Q is twice as wide, its second half a
+    sigmoid gate on the heads' output (Qwen3-Next's gated attention).
+    """
+    q, kv = n_heads * head_dim, n_kv_heads * head_dim
+    weights = d_model * q * (2 if output_gate else 1) + 2 * d_model * kv + q * d_model
+    biases = q * (2 if output_gate else 1) + 2 * kv + d_model if bias else 0
+    return weights + biases + (n_heads if sinks else 0) + (2 * head_dim if qk_norm else 0)
+
+
+def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int,
+                              key_dim: int, value_dim: int, conv_kernel: int) -> int:
+    """One Gated DeltaNet sublayer (Qwen3-Next's linear attention), as transformers builds it.
+
+    One input product makes queries and keys (``n_key_heads * key_dim`` each), values and an
+    output gate (``n_value_heads * value_dim`` each); another the per-value-head decay and
+    write strengths (two numbers a head). A depthwise causal convolution of ``conv_kernel``
+    taps runs over queries, keys and values; each value head has a decay rate and a time-step
+    bias; an RMSNorm of ``value_dim`` scales the output before the output projection.
+    """
+    keys, values = n_key_heads * key_dim, n_value_heads * value_dim
+    inputs = d_model * (2 * keys + 2 * values) + d_model * 2 * n_value_heads
+    conv = (2 * keys + values) * conv_kernel  # one filter per channel, no bias
+    return inputs + conv + 2 * n_value_heads + value_dim + values * d_model
+
+
+# Where the 2025 models' dimensions come from. gpt-oss-120b: the defaults of OpenAI's reference
+# ModelConfig; gpt-oss-20b: its released config.json as copied into a mirror of the Hub
+# repository (the Hub cannot be reached from here). Qwen3, Kimi K2 and Qwen3-Next: the
+# Megatron arguments THUDM's slime keeps for each released checkpoint. Llama 4: transformers'
+# Llama4TextConfig, whose defaults its docstring calls "similar to" Llama-4-Scout-17B-16E's.
+_GPT_OSS = "openai/gpt-oss, gpt_oss/torch/model.py (7b58334), ModelConfig"
+_GPT_OSS_20B = "EchoCog/gpt-oss-20b, config.json (52971a1), a copy of openai/gpt-oss-20b's"
+_SLIME = "THUDM/slime, scripts/models/{}.sh (624b824)"
+_LLAMA4 = ("transformers 5.24, Llama4TextConfig() defaults (Llama-4-Scout-17B-16E's text "
+           "model); the vision tower and projector are not counted")
+
+
+def _gpt_oss(name: str, n_layers: int, n_experts: int, source: str) -> ModelDims:
+    """A gpt-oss: 2880 wide, experts of 2880 with biases, top-4, a router bias, 64 query heads
+    of 64 and 8 key-value heads with biases and sinks, an untied head."""
+    return ModelDims(name, 2880, 2880, n_layers, gated=True, bias=True, n_experts=n_experts,
+                     top_k=4, vocab_size=201088, tied_head=False, norm="rms", router_bias=True,
+                     attention_per_layer=head_attention_parameters(2880, 64, 8, 64, bias=True,
+                                                                   sinks=True), source=source)
+
+
+def _qwen3_moe(name: str, d_model: int, n_layers: int, n_heads: int, d_ff: int,
+               source: str) -> ModelDims:
+    """A Qwen3-MoE: 128 experts, top-8, no shared expert, 4 key-value heads of 128, QK norms."""
+    return ModelDims(name, d_model, d_ff, n_layers, gated=True, bias=False, n_experts=128,
+                     top_k=8, vocab_size=151936, tied_head=False, norm="rms",
+                     attention_per_layer=head_attention_parameters(d_model, n_heads, 4, 128,
+                                                                   qk_norm=True), source=source)
+
+
+def _llama4(name: str, n_experts: int, moe_every: int, source: str) -> ModelDims:
+    """A Llama 4 text model: top-1 of n_experts of 8192 and a shared one of 8192, 48 layers of
+    width 5120, dense FFNs of 16384 between the MoE layers (moe_every 2: layer 0, 2, ...)."""
+    interleaved = moe_every > 1  # then layer 0 is dense, and every other one after it
+    return ModelDims(name, 5120, 8192, 48, gated=True, bias=False, n_experts=n_experts,
+                     top_k=1, shared_d_ff=8192, vocab_size=202048, tied_head=False, norm="rms",
+                     kv_dim=8 * 128, moe_every=moe_every, dense_layers=int(interleaved),
+                     dense_d_ff=16384 if interleaved else None, source=source)
+
+
+RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
+    _llama4("Llama 4 Scout", 16, 1,
+            f"{_LLAMA4}: hidden_size 5120, num_hidden_layers 48, num_attention_heads 40, "
+            "num_key_value_heads 8, head_dim 128, num_local_experts 16, num_experts_per_tok 1, "
+            "intermediate_size 8192 (experts and shared expert), interleave_moe_layer_step 1, "
+            "vocab_size 202048; Meta's model card (meta-llama/llama-models, "
+            "models/llama4/MODEL_CARD.md): 17B active, 109B total"),
+    _llama4("Llama 4 Maverick", 128, 2,
+            f"{_LLAMA4}, with Maverick's num_local_experts 128 (the model card's 17Bx128E) and "
+            "interleave_moe_layer_step 2, the dense layers of intermediate_size_mlp 16384; "
+            "the model card: 17B active, 400B total"),
+    _qwen3_moe("Qwen3-30B-A3B", 2048, 48, 32, 768,
+               f"{_SLIME.format('qwen3-30B-A3B')}: hidden-size 2048, num-layers 48, "
+               "num-attention-heads 32, num-query-groups 4, kv-channels 128, qk-layernorm, "
+               "num-experts 128, moe-router-topk 8, moe-ffn-hidden-size 768, vocab-size "
+               "151936, untied"),
+    _qwen3_moe("Qwen3-235B-A22B", 4096, 94, 64, 1536,
+               f"{_SLIME.format('qwen3-235B-A22B')}: hidden-size 4096, num-layers 94, "
+               "num-attention-heads 64, num-query-groups 4, kv-channels 128, qk-layernorm, "
+               "num-experts 128, moe-router-topk 8, moe-ffn-hidden-size 1536, vocab-size "
+               "151936, untied"),
+    ModelDims("Kimi K2", 7168, 2048, 61, gated=True, bias=False, n_experts=384, top_k=8,
+              shared_d_ff=2048, dense_layers=1, dense_d_ff=18432, vocab_size=163840,
+              tied_head=False, norm="rms",
+              attention_per_layer=latent_attention_parameters(7168, 64, 1536, 512, 128, 64, 128),
+              source=f"{_SLIME.format('kimi-k2')}: DeepSeek-V3's architecture; hidden-size "
+                     "7168, num-layers 61, the first dense (ffn-hidden-size 18432), "
+                     "num-attention-heads 64, q-lora-rank 1536, kv-lora-rank 512, qk-head-dim "
+                     "128, qk-pos-emb-head-dim 64, v-head-dim 128, num-experts 384, "
+                     "moe-router-topk 8, moe-ffn-hidden-size 2048, one shared expert of 2048, "
+                     "vocab-size 163840, untied"),
+    _gpt_oss("gpt-oss-120b", 36, 128,
+             f"{_GPT_OSS}: num_hidden_layers 36, num_experts 128, experts_per_token 4, "
+             "vocab_size 201088, hidden_size 2880, intermediate_size 2880, head_dim 64, "
+             "num_attention_heads 64, num_key_value_heads 8; biases on Q, K, V, O, the router "
+             "and the experts, a sink per head; = transformers' GptOssConfig() defaults"),
+    _gpt_oss("gpt-oss-20b", 24, 32,
+             f"{_GPT_OSS_20B}: num_hidden_layers 24, num_local_experts 32, "
+             "num_experts_per_tok 4, the other sizes as gpt-oss-120b's"),
+    # Qwen3-Next: 48 layers, every fourth full (gated) attention, the others Gated DeltaNet.
+    ModelDims("Qwen3-Next-80B-A3B", 2048, 512, 48, gated=True, bias=False, n_experts=512,
+              top_k=10, shared_d_ff=512, shared_gate=True, vocab_size=151936, tied_head=False,
+              norm="rms", n_linear_attention=36,
+              attention_per_layer=head_attention_parameters(2048, 16, 2, 256, qk_norm=True,
+                                                            output_gate=True),
+              linear_attention_per_layer=gated_deltanet_parameters(2048, 16, 32, 128, 128, 4),
+              source=f"{_SLIME.format('qwen3-next-80B-A3B')}: hidden-size 2048, num-layers "
+                     "48, num-attention-heads 16, num-query-groups 2, kv-channels 256, "
+                     "attention-output-gate, num-experts 512, moe-router-topk 10, "
+                     "moe-ffn-hidden-size 512, moe-shared-expert-intermediate-size 512, "
+                     "moe-shared-expert-gate, vocab-size 151936, untied; the Gated DeltaNet "
+                     "sizes (16 key heads and 32 value heads of 128, kernel 4, full attention "
+                     "every 4th layer) are transformers' Qwen3NextConfig() defaults"),
+)
+"""Open mixtures of experts released in 2025 (Llama 4 first, on 5 April). Not in ``ALL_MODELS``
+(the widgets' presets) yet; ``get_model`` knows them."""
+
+
 def get_model(name: str) -> ModelDims:
-    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from ``ALL_MODELS``.
+    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from ``ALL_MODELS`` or
+    ``RECENT_MOE_MODELS``.
 
     A KeyError listing the valid names if there is no such model, a TypeError for a name that
     is not a str.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {check.describe(name)}")
-    for model in ALL_MODELS:
+    known = (*ALL_MODELS, *RECENT_MOE_MODELS)
+    for model in known:
         if model.name == name:
             return model
-    names = ", ".join(repr(m.name) for m in ALL_MODELS)
+    names = ", ".join(repr(m.name) for m in known)
     raise KeyError(f"no model named {name!r}; valid: {names}")

@@ -1,0 +1,197 @@
+"""`ffn.RECENT_MOE_MODELS` (Llama 4, Qwen3, Kimi K2, gpt-oss, Qwen3-Next) against transformers.
+
+Each model is built on PyTorch's meta device (shapes only, nothing downloaded) from the
+released sizes, and its parameters, sorted into ffn's parts by name, must equal
+``parameter_parts()`` part by part; the active count must be the total less the routed experts
+a token skips. The released sizes are written once below, each with the source that
+``ModelDims.source`` names, and the source text must quote them.
+
+Test-only dependency (pyproject's `transformers` group); skipped without it unless
+FFN_REQUIRE_TORCH=1 (set by CI), which makes a missing torch or transformers a failure.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import ffn
+from ffn.models import RECENT_MOE_MODELS
+from tests.test_torch_reference import import_or_skip
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident
+torch = import_or_skip("torch")
+transformers = import_or_skip("transformers")
+
+# The released sizes, as transformers' config arguments; what is not given is the class's
+# default, which the source quoted in each ModelDims (and held below) says is the released one.
+QWEN3 = {"num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+         "num_experts_per_tok": 8, "vocab_size": 151936, "norm_topk_prob": True,
+         "tie_word_embeddings": False}
+CASES: dict[str, tuple[str, str, dict[str, object]]] = {
+    "Llama 4 Scout": ("Llama4ForCausalLM", "Llama4TextConfig", {}),
+    "Llama 4 Maverick": ("Llama4ForCausalLM", "Llama4TextConfig",
+                         {"num_local_experts": 128, "interleave_moe_layer_step": 2}),
+    "Qwen3-30B-A3B": ("Qwen3MoeForCausalLM", "Qwen3MoeConfig",
+                      {**QWEN3, "hidden_size": 2048, "num_hidden_layers": 48,
+                       "num_attention_heads": 32, "moe_intermediate_size": 768}),
+    "Qwen3-235B-A22B": ("Qwen3MoeForCausalLM", "Qwen3MoeConfig",
+                        {**QWEN3, "hidden_size": 4096, "num_hidden_layers": 94,
+                         "num_attention_heads": 64, "moe_intermediate_size": 1536}),
+    "Kimi K2": ("DeepseekV3ForCausalLM", "DeepseekV3Config",
+                {"vocab_size": 163840, "num_attention_heads": 64, "num_key_value_heads": 64,
+                 "n_routed_experts": 384, "first_k_dense_replace": 1, "n_group": 1,
+                 "topk_group": 1}),
+    "gpt-oss-120b": ("GptOssForCausalLM", "GptOssConfig", {}),
+    "gpt-oss-20b": ("GptOssForCausalLM", "GptOssConfig",
+                    {"num_hidden_layers": 24, "num_local_experts": 32}),
+    "Qwen3-Next-80B-A3B": ("Qwen3NextForCausalLM", "Qwen3NextConfig", {}),
+}
+
+# The numbers each source quotes, by the source's own name for them, and the config attribute
+# they must equal (so the citation, the config built here and ffn's dimensions agree).
+QUOTED: dict[str, dict[str, str]] = {
+    "Llama 4 Scout": {"hidden_size": "hidden_size", "num_hidden_layers": "num_hidden_layers",
+                      "num_attention_heads": "num_attention_heads",
+                      "num_key_value_heads": "num_key_value_heads", "head_dim": "head_dim",
+                      "num_local_experts": "num_local_experts",
+                      "num_experts_per_tok": "num_experts_per_tok",
+                      "intermediate_size": "intermediate_size",
+                      "interleave_moe_layer_step": "interleave_moe_layer_step",
+                      "vocab_size": "vocab_size"},
+    "Llama 4 Maverick": {"num_local_experts": "num_local_experts",
+                         "interleave_moe_layer_step": "interleave_moe_layer_step",
+                         "intermediate_size_mlp": "intermediate_size_mlp"},
+    "Qwen3-30B-A3B": {"hidden-size": "hidden_size", "num-layers": "num_hidden_layers",
+                      "num-attention-heads": "num_attention_heads",
+                      "num-query-groups": "num_key_value_heads", "kv-channels": "head_dim",
+                      "num-experts": "num_experts", "moe-router-topk": "num_experts_per_tok",
+                      "moe-ffn-hidden-size": "moe_intermediate_size",
+                      "vocab-size": "vocab_size"},
+    "Kimi K2": {"hidden-size": "hidden_size", "num-layers": "num_hidden_layers",
+                "ffn-hidden-size": "intermediate_size",
+                "num-attention-heads": "num_attention_heads", "q-lora-rank": "q_lora_rank",
+                "kv-lora-rank": "kv_lora_rank", "qk-head-dim": "qk_nope_head_dim",
+                "qk-pos-emb-head-dim": "qk_rope_head_dim", "v-head-dim": "v_head_dim",
+                "num-experts": "n_routed_experts", "moe-router-topk": "num_experts_per_tok",
+                "moe-ffn-hidden-size": "moe_intermediate_size", "vocab-size": "vocab_size"},
+    "gpt-oss-120b": {"num_hidden_layers": "num_hidden_layers",
+                     "num_experts": "num_local_experts",
+                     "experts_per_token": "num_experts_per_tok", "vocab_size": "vocab_size",
+                     "hidden_size": "hidden_size", "intermediate_size": "intermediate_size",
+                     "head_dim": "head_dim", "num_attention_heads": "num_attention_heads",
+                     "num_key_value_heads": "num_key_value_heads"},
+    "gpt-oss-20b": {"num_hidden_layers": "num_hidden_layers",
+                    "num_local_experts": "num_local_experts",
+                    "num_experts_per_tok": "num_experts_per_tok"},
+    "Qwen3-Next-80B-A3B": {"hidden-size": "hidden_size", "num-layers": "num_hidden_layers",
+                           "num-attention-heads": "num_attention_heads",
+                           "num-query-groups": "num_key_value_heads", "kv-channels": "head_dim",
+                           "num-experts": "num_experts", "moe-router-topk": "num_experts_per_tok",
+                           "moe-ffn-hidden-size": "moe_intermediate_size",
+                           "moe-shared-expert-intermediate-size":
+                               "shared_expert_intermediate_size",
+                           "vocab-size": "vocab_size"},
+}
+QUOTED["Qwen3-235B-A22B"] = QUOTED["Qwen3-30B-A3B"]
+
+# First match wins: the norms inside attention (Qwen3's QK norms, MLA's low-rank norms, the
+# Gated DeltaNet's output norm) are attention's, as ffn counts them.
+RULES = [(".self_attn.", "attention"), (".linear_attn.", "attention"), (".mlp.", "FFN"),
+         (".feed_forward.", "FFN"), ("embed_tokens", "embeddings"), ("lm_head", "head"),
+         ("norm", "norms")]
+
+
+def meta_model(name: str) -> object:
+    model_class, config_class, changes = CASES[name]
+    config = getattr(transformers, config_class)(**changes)
+    with torch.device("meta"):  # shapes only: nothing allocated, nothing downloaded
+        return getattr(transformers, model_class)(config)
+
+
+def test_every_recent_model_is_checked_and_found_by_name() -> None:
+    assert [m.name for m in RECENT_MOE_MODELS] == list(CASES)
+    assert set(QUOTED) == set(CASES)
+    for model in RECENT_MOE_MODELS:
+        assert ffn.get_model(model.name) is model
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_counts_match_transformers_on_the_meta_device(name: str) -> None:
+    dims = ffn.get_model(name)
+    model = meta_model(name)
+    parts = dict.fromkeys(["FFN", "attention", "embeddings", "norms", "head", "other"], 0)
+    routed, moe_layers = 0, set()  # the routed experts' parameters, and the layers holding them
+    for pname, p in model.named_parameters():  # type: ignore[attr-defined]
+        part = next((part for key, part in RULES if key in pname), None)
+        assert part is not None, f"{name}: no part for parameter {pname}"
+        parts[part] += p.numel()
+        if ".experts." in pname:
+            routed += p.numel()
+            moe_layers.add(pname.split(".layers.")[1].split(".")[0])
+    assert dims.parameter_parts() == parts
+    assert dims.moe_layers == len(moe_layers)
+    assert dims.n_experts is not None and dims.top_k is not None
+    skipped = routed // dims.n_experts * (dims.n_experts - dims.top_k)
+    assert dims.active_parameters() == sum(parts.values()) - skipped
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_quoted_sizes_are_the_configs_and_ffns(name: str) -> None:
+    dims = ffn.get_model(name)
+    c = meta_model(name).config  # type: ignore[attr-defined]
+    for quoted, attribute in QUOTED[name].items():
+        assert f"{quoted} {getattr(c, attribute)}" in dims.source, (name, quoted)
+    experts = getattr(c, "num_local_experts", None) or getattr(c, "n_routed_experts", None) or (
+        c.num_experts)
+    width = getattr(c, "moe_intermediate_size", None) or c.intermediate_size
+    assert (dims.d_model, dims.n_layers, dims.vocab_size, dims.n_experts, dims.top_k,
+            dims.d_ff) == (c.hidden_size, c.num_hidden_layers, c.vocab_size, experts,
+                           c.num_experts_per_tok, width)
+    assert dims.tied_head == c.tie_word_embeddings is False
+
+
+def test_the_features_of_2025_are_counted() -> None:
+    oss = ffn.get_model("gpt-oss-120b")  # without its router bias: 36 layers x 128 short
+    plain = ffn.ModelDims(**{**vars(oss), "router_bias": False})
+    assert oss.total_parameters() - plain.total_parameters() == 36 * 128 == 4608
+    maverick = ffn.get_model("Llama 4 Maverick")  # layers 1, 3, ..., 47 MoE; 0, 2, ... dense
+    assert maverick.moe_layers == 24 and maverick.dense_layers == 1
+    nxt = ffn.get_model("Qwen3-Next-80B-A3B")  # 36 Gated DeltaNet and 12 gated attentions
+    assert nxt.attention_parameters() == 36 * nxt.linear_attention_per_layer + (  # type: ignore[operator]
+        12 * nxt.attention_per_layer)  # type: ignore[operator]
+
+
+def test_bad_2025_fields_are_refused() -> None:
+    kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 4,
+                             "gated": True, "bias": False, "source": "s"}
+    moe = {"n_experts": 4, "top_k": 1}
+    for extra, error, message in [
+            ({"router_bias": 1, **moe}, TypeError, "router_bias must be a bool, got int 1"),
+            ({"moe_every": 0, **moe}, ValueError, "moe_every must be positive, got 0"),
+            ({"router_bias": True}, ValueError, "router_bias and moe_every describe a mixture"),
+            ({"moe_every": 2, **moe}, ValueError, "moe_every > 1 puts dense FFNs between"),
+            ({"n_linear_attention": 2}, ValueError,
+             "n_linear_attention and linear_attention_per_layer go together, got 2 and None"),
+            ({"n_linear_attention": 5, "linear_attention_per_layer": 10}, ValueError,
+             "n_linear_attention must be at most the 4 attention sublayers, got 5"),
+            ({"n_linear_attention": -1}, ValueError,
+             "n_linear_attention must be non-negative, got -1")]:
+        with pytest.raises(error, match=message):
+            ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
+
+
+def test_llama4_text_model_is_the_multimodal_models_language_model() -> None:
+    """Llama 4 ships as an image-and-text model; ffn counts its text model. In transformers'
+    whole Scout (Llama4ForConditionalGeneration), the language model is ffn's Scout to the
+    parameter, and the vision tower and projector add under half a billion (moe.md says so)."""
+    with torch.device("meta"):
+        model = transformers.Llama4ForConditionalGeneration(transformers.Llama4Config())
+    parts: dict[str, int] = {}
+    for pname, p in model.named_parameters():
+        part = pname.split(".")[0]  # language_model holds its own head
+        parts[part] = parts.get(part, 0) + p.numel()
+    assert set(parts) == {"language_model", "vision_model", "multi_modal_projector"}
+    assert parts["language_model"] == ffn.get_model("Llama 4 Scout").total_parameters()
+    assert 0 < parts["vision_model"] + parts["multi_modal_projector"] < 0.5e9
