@@ -32,7 +32,8 @@ A second table times a mixture of experts' forward at N = 2048 tokens, float32, 
 experts, in Mixtral's shape (8 experts, top-2) and DeepSeek-V3's (256 experts, top-8, one
 shared expert, sigmoid scores with a choice bias, 8 groups of which 4 are kept, scale 2.5):
 ``ffn.MixtureOfExperts`` (the loop over experts), ``ffn.GroupedExperts`` on it (rows sorted by
-expert, one pass per expert over its segment) and the grouped forward written in PyTorch.
+expert, one pass per expert over its segment) and the grouped forward written in PyTorch, with
+one ``@`` per segment and with one ``torch.nn.functional.grouped_mm`` call a product.
 ``--moe-divide D`` divides d_model and d_ff by D (default 16: the full shapes need 5.6 GB and
 45 GB of float32 weights and minutes a forward on a small machine); the table says which
 shapes ran. ``--moe`` runs only this table, ``--no-moe`` skips it.
@@ -317,8 +318,13 @@ def make_moe(shape: MoeShape, divide: int) -> ffn.MixtureOfExperts:
                                 shared_experts=[shared])
 
 
-def torch_grouped(moe: ffn.MixtureOfExperts) -> Callable[[Any], Any]:
-    """``ffn.GroupedExperts(moe)``'s forward written in PyTorch, on copies of the weights."""
+def torch_grouped(moe: ffn.MixtureOfExperts, one_call: bool) -> Callable[[Any], Any]:
+    """``ffn.GroupedExperts(moe)``'s forward written in PyTorch, on copies of the weights.
+
+    ``one_call``: each of the three products for all experts' segments in one call of
+    ``torch.nn.functional.grouped_mm`` (a grouped GEMM, as ``transformers`` calls it), else
+    one ``@`` per segment, as ``ffn.GroupedExperts`` does.
+    """
     def t(a: Any) -> Any:
         return torch.from_numpy(np.array(a))
 
@@ -326,8 +332,9 @@ def torch_grouped(moe: ffn.MixtureOfExperts) -> Callable[[Any], Any]:
     assert all(isinstance(b, ffn.GatedFeedForward) and b.variant == "swiglu" and b.b is None
                and b.c is None and b.b2 is None for b in blocks)
     W, V, W2 = ([t(getattr(b, name)) for b in blocks] for name in ("W", "V", "W2"))
-    router, bias = t(moe.router), None if moe.bias is None else t(moe.bias)
     n_experts, top_k, silu = moe.n_experts, moe.top_k, torch.nn.functional.silu
+    stacked = [torch.stack(w[:n_experts]) for w in (W, V, W2)]  # (n_experts, ., .) each
+    router, bias = t(moe.router), None if moe.bias is None else t(moe.bias)
 
     def forward(x: Any) -> Any:
         n = x.shape[0]
@@ -347,16 +354,21 @@ def torch_grouped(moe: ffn.MixtureOfExperts) -> Callable[[Any], Any]:
         weights = weights * moe.scale
         flat = chosen.flatten()
         order = torch.argsort(flat, stable=True)  # the pairs by expert
-        counts = torch.bincount(flat, minlength=n_experts).tolist()
+        counts = torch.bincount(flat, minlength=n_experts)
         rows = order // top_k
         xs = x[rows]
-        out = torch.empty_like(xs)
-        start = 0
-        for i, count in enumerate(counts):  # one segment an expert
-            seg = xs[start:start + count]
-            if count:
-                out[start:start + count] = (silu(seg @ W[i]) * (seg @ V[i])) @ W2[i]
-            start += count
+        if one_call:
+            ends = torch.cumsum(counts, 0, dtype=torch.int32)  # each segment's end
+            gate, up = (torch.nn.functional.grouped_mm(xs, w, offs=ends) for w in stacked[:2])
+            out = torch.nn.functional.grouped_mm(silu(gate) * up, stacked[2], offs=ends)
+        else:
+            out = torch.empty_like(xs)
+            start = 0
+            for i, count in enumerate(counts.tolist()):  # one segment an expert
+                seg = xs[start:start + count]
+                if count:
+                    out[start:start + count] = (silu(seg @ W[i]) * (seg @ V[i])) @ W2[i]
+                start += count
         y = torch.zeros_like(x).index_add_(0, rows, weights.flatten()[order, None] * out)
         for j in range(n_experts, len(blocks)):  # shared experts, weight 1
             y += (silu(x @ W[j]) * (x @ V[j])) @ W2[j]
@@ -375,21 +387,25 @@ def time_moe(shape: MoeShape, divide: int, repeats: int) -> dict[str, float | No
     active: dict[str, Callable[[], object]] = {"loop": lambda: moe(x),
                                                "grouped": lambda: grouped(x)}
     if torch is not None:
-        forward, xt = torch_grouped(moe), torch.from_numpy(x.copy())
+        xt = torch.from_numpy(x.copy())
+        for name, one_call in (("torch", False), ("grouped_mm", True)):
+            forward = torch_grouped(moe, one_call)
 
-        def run_torch() -> object:
-            with torch.inference_mode():
-                return forward(xt)
+            def run_torch(forward: Callable[[Any], Any] = forward) -> object:
+                with torch.inference_mode():
+                    return forward(xt)
 
-        ours, theirs = grouped(x), run_torch().numpy()
-        error = float(np.abs(ours - theirs).max()) / (float(np.abs(theirs).max()) or 1.0)
-        if not error <= 1e-4:
-            sys.exit(f"{shape.name}: GroupedExperts and PyTorch differ by {error:.2e} (relative)")
-        active["torch"] = run_torch
+            ours, theirs = grouped(x), run_torch().numpy()
+            error = float(np.abs(ours - theirs).max()) / (float(np.abs(theirs).max()) or 1.0)
+            if not error <= 1e-4:
+                sys.exit(f"{shape.name}: GroupedExperts and PyTorch ({name}) differ by "
+                         f"{error:.2e} (relative)")
+            active[name] = run_torch
     times = interleaved(active, repeats)
+    names = ("loop", "grouped", "torch", "grouped_mm")
     result: dict[str, float | None] = {name: statistics.median(times[name]) if name in times
-                                       else None for name in ("loop", "grouped", "torch")}
-    for other in ("loop", "torch"):
+                                       else None for name in names}
+    for other in ("loop", "torch", "grouped_mm"):
         result[f"grouped/{other}"] = statistics.median(
             a / b for a, b in zip(times["grouped"], times[other], strict=True)
         ) if other in times else None
@@ -401,16 +417,21 @@ def print_moe_table(divide: int, repeats: int) -> None:
           f"d_model and d_ff divided by {divide}"
           + (" (the full shapes)" if divide == 1 else " (not the full shapes)"))
     print("| shape | d_model | d_ff | experts | top_k | shared | loop ms | grouped ms "
-          "| grouped/loop | PyTorch grouped ms | grouped/PyTorch | repeats |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "| grouped/loop | PyTorch ms | grouped/PyTorch | PyTorch grouped_mm ms "
+          "| grouped/grouped_mm | repeats |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for shape in MOE_SHAPES:
         r = time_moe(shape, divide, repeats)
-        ratios = {k: "n/a (torch not installed)" if r[k] is None else f"{r[k]:.2f}"
-                  for k in ("grouped/loop", "grouped/torch")}
+        ratios = {k: "n/a (no torch)" if r[k] is None else f"{r[k]:.2f}"
+                  for k in ("grouped/loop", "grouped/torch", "grouped/grouped_mm")}
         print(f"| {shape.name} | {shape.d_model // divide} | {shape.d_ff // divide} "
               f"| {shape.n_experts} | {shape.top_k} | {int(shape.deepseek)} "
               f"| {fmt_ms(r['loop'])} | {fmt_ms(r['grouped'])} | {ratios['grouped/loop']} "
-              f"| {fmt_ms(r['torch'])} | {ratios['grouped/torch']} | {repeats} |", flush=True)
+              f"| {fmt_ms(r['torch'])} | {ratios['grouped/torch']} "
+              f"| {fmt_ms(r['grouped_mm'])} | {ratios['grouped/grouped_mm']} | {repeats} |",
+              flush=True)
+    print("PyTorch: the same grouped forward with one @ per segment; PyTorch grouped_mm: each "
+          "product for all segments in one torch.nn.functional.grouped_mm call")
 
 
 def fmt_ms(seconds: float | None) -> str:
