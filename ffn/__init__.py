@@ -27,6 +27,7 @@ from ffn.counting import (
 )
 from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
+from ffn.grouped import GroupedExperts, sort_by_expert
 from ffn.inference import (
     H100_SXM,
     Accelerator,
@@ -62,12 +63,12 @@ __all__ = [
     "ACTIVATIONS", "APPROXIMATIONS", "E4M3_MAX", "GATED_VARIANTS", "H100_SXM", "LLAMA_MODELS",
     "MODELS", "MOE_MODELS", "OPTIMIZERS", "PLACEMENTS", "QUANT_FORMATS", "QUANT_GRANULARITIES",
     "Accelerator", "ClampedSwiGLU", "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace",
-    "FitResult", "GatedFeedForward", "GatedFeedForwardTrace", "LayerNorm", "Linear",
-    "MixtureOfExperts", "ModelDims", "ParallelBlock", "Quantized", "RMSNorm", "Sublayer",
+    "FitResult", "GatedFeedForward", "GatedFeedForwardTrace", "GroupedExperts", "LayerNorm",
+    "Linear", "MixtureOfExperts", "ModelDims", "ParallelBlock", "Quantized", "RMSNorm", "Sublayer",
     "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
     "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
     "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "quantize_absmax", "relu", "relu2", "relu2_grad", "relu_grad",
-    "round_to_e4m3", "saved_per_token", "silu", "silu_grad", "split_gate_up",
+    "round_to_e4m3", "saved_per_token", "silu", "silu_grad", "sort_by_expert", "split_gate_up",
 ]

@@ -27,6 +27,16 @@ a while after a call, which would otherwise slow down whichever ran next.
 Reported: the median times, GFLOP/s of the fast block from ``ffn.count_flops`` (matrix
 products only), and the median over repeats of the per-repeat ratios reference / GEMMs,
 fast / GEMMs and fast / PyTorch. Not part of the test run.
+
+A second table times a mixture of experts' forward at N = 2048 tokens, float32, SwiGLU
+experts, in Mixtral's shape (8 experts, top-2) and DeepSeek-V3's (256 experts, top-8, one
+shared expert, sigmoid scores with a choice bias, 8 groups of which 4 are kept, scale 2.5):
+``ffn.MixtureOfExperts`` (the loop over experts), ``ffn.GroupedExperts`` on it (rows sorted by
+expert, one pass per expert over its segment) and the grouped forward written in PyTorch, with
+one ``@`` per segment and with one ``torch.nn.functional.grouped_mm`` call a product.
+``--moe-divide D`` divides d_model and d_ff by D (default 16: the full shapes need 5.6 GB and
+45 GB of float32 weights and minutes a forward on a small machine); the table says which
+shapes ran. ``--moe`` runs only this table, ``--no-moe`` skips it.
 """
 
 from __future__ import annotations
@@ -226,6 +236,24 @@ def check_against_torch(row: Row, ours: Any, theirs: Any) -> None:
         sys.exit(f"{row.label}: ffn and PyTorch differ by {error:.2e} (relative)")
 
 
+def interleaved(active: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Each callable's times over ``repeats`` rounds, the order rotating every round."""
+    names = list(active)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        order = names[r % len(names):] + names[: r % len(names)]  # rotate
+        for name in order:
+            fn = active[name]
+            # Untimed first: each timed run follows a run of its own kind, as in
+            # steady use. After a call, OpenBLAS's and PyTorch's worker threads
+            # keep spinning for a while, and would slow whatever ran next.
+            fn()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
 def time_row(row: Row, repeats: int | None, budget_s: float, min_repeats: int) -> Result:
     cases = make_cases(row)
     active = {name: fn for name, fn in cases.items() if fn is not None}
@@ -240,19 +268,7 @@ def time_row(row: Row, repeats: int | None, budget_s: float, min_repeats: int) -
         per_repeat = 2 * sum(first.values())
         repeats = max(min_repeats, min(500, math.ceil(budget_s / per_repeat)))
 
-    names = list(active)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(repeats):
-        order = names[r % len(names):] + names[: r % len(names)]  # rotate
-        for name in order:
-            fn = active[name]
-            # Untimed first: each timed run follows a run of its own kind, as in
-            # steady use. After a call, OpenBLAS's and PyTorch's worker threads
-            # keep spinning for a while, and would slow whatever ran next.
-            fn()
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+    times = interleaved(active, repeats)
 
     def ratio(other: str) -> float:
         return statistics.median(a / b for a, b in zip(times["ffn"], times[other], strict=True))
@@ -270,6 +286,152 @@ def time_row(row: Row, repeats: int | None, budget_s: float, min_repeats: int) -
         vs_torch=ratio("torch") if has_torch else None,
         repeats=repeats,
     )
+
+
+@dataclass(frozen=True)
+class MoeShape:
+    name: str
+    d_model: int  # the model's; the bench divides it by --moe-divide
+    d_ff: int  # one expert's width, likewise
+    n_experts: int
+    top_k: int
+    deepseek: bool  # DeepSeek-V3's router and one shared expert, else Mixtral's router
+
+
+MOE_SHAPES = (MoeShape("Mixtral-like", 4096, 14336, 8, 2, deepseek=False),
+              MoeShape("DeepSeek-like", 7168, 2048, 256, 8, deepseek=True))
+MOE_TOKENS = 2048
+
+
+def make_moe(shape: MoeShape, divide: int) -> ffn.MixtureOfExperts:
+    """A float32 SwiGLU mixture of ``shape``, d_model and d_ff divided by ``divide``."""
+    d_model, d_ff = shape.d_model // divide, shape.d_ff // divide
+    f32 = np.float32
+    moe = ffn.MixtureOfExperts.random(d_model, d_ff, shape.n_experts, shape.top_k, "swiglu",
+                                      seed=0, dtype=f32)
+    if not shape.deepseek:
+        return moe
+    bias = (0.01 * np.random.default_rng(1).standard_normal(shape.n_experts)).astype(f32)
+    shared = ffn.GatedFeedForward.random(d_model, d_ff, "swiglu", seed=2, dtype=f32)
+    return ffn.MixtureOfExperts(moe.router, list(moe.experts), shape.top_k, score="sigmoid",
+                                bias=bias, n_groups=8, top_groups=4, scale=2.5,
+                                shared_experts=[shared])
+
+
+def torch_grouped(moe: ffn.MixtureOfExperts, one_call: bool) -> Callable[[Any], Any]:
+    """``ffn.GroupedExperts(moe)``'s forward written in PyTorch, on copies of the weights.
+
+    ``one_call``: each of the three products for all experts' segments in one call of
+    ``torch.nn.functional.grouped_mm`` (a grouped GEMM, as ``transformers`` calls it), else
+    one ``@`` per segment, as ``ffn.GroupedExperts`` does.
+    """
+    def t(a: Any) -> Any:
+        return torch.from_numpy(np.array(a))
+
+    blocks = [*moe.experts, *moe.shared_experts]
+    assert all(isinstance(b, ffn.GatedFeedForward) and b.variant == "swiglu" and b.b is None
+               and b.c is None and b.b2 is None for b in blocks)
+    W, V, W2 = ([t(getattr(b, name)) for b in blocks] for name in ("W", "V", "W2"))
+    n_experts, top_k, silu = moe.n_experts, moe.top_k, torch.nn.functional.silu
+    stacked = [torch.stack(w[:n_experts]) for w in (W, V, W2)]  # (n_experts, ., .) each
+    router, bias = t(moe.router), None if moe.bias is None else t(moe.bias)
+
+    def forward(x: Any) -> Any:
+        n = x.shape[0]
+        logits = x @ router
+        p = logits.softmax(-1) if moe.score == "softmax" else logits.sigmoid()
+        choice = p if bias is None else p + bias
+        if moe.n_groups > 1:
+            grouped = choice.view(n, moe.n_groups, -1)
+            group_score = grouped.topk(2, dim=-1).values.sum(-1)
+            kept = group_score.topk(moe.top_groups, dim=-1).indices
+            mask = torch.zeros_like(group_score, dtype=torch.bool).scatter_(1, kept, True)
+            choice = grouped.masked_fill(~mask[..., None], float("-inf")).view(n, -1)
+        chosen = choice.topk(top_k, dim=-1).indices  # (N, top_k)
+        weights = p.gather(1, chosen)
+        if moe.normalize:
+            weights = weights / weights.sum(-1, keepdim=True)
+        weights = weights * moe.scale
+        flat = chosen.flatten()
+        order = torch.argsort(flat, stable=True)  # the pairs by expert
+        counts = torch.bincount(flat, minlength=n_experts)
+        rows = order // top_k
+        xs = x[rows]
+        if one_call:
+            ends = torch.cumsum(counts, 0, dtype=torch.int32)  # each segment's end
+            gate, up = (torch.nn.functional.grouped_mm(xs, w, offs=ends) for w in stacked[:2])
+            out = torch.nn.functional.grouped_mm(silu(gate) * up, stacked[2], offs=ends)
+        else:
+            out = torch.empty_like(xs)
+            start = 0
+            for i, count in enumerate(counts.tolist()):  # one segment an expert
+                seg = xs[start:start + count]
+                if count:
+                    out[start:start + count] = (silu(seg @ W[i]) * (seg @ V[i])) @ W2[i]
+                start += count
+        y = torch.zeros_like(x).index_add_(0, rows, weights.flatten()[order, None] * out)
+        for j in range(n_experts, len(blocks)):  # shared experts, weight 1
+            y += (silu(x @ W[j]) * (x @ V[j])) @ W2[j]
+        return y
+
+    return forward
+
+
+def time_moe(shape: MoeShape, divide: int, repeats: int) -> dict[str, float | None]:
+    """Median times of the loop, the grouped forward and PyTorch's, and the median ratios."""
+    moe = make_moe(shape, divide)
+    grouped = ffn.GroupedExperts(moe)
+    x = np.random.default_rng(3).standard_normal((MOE_TOKENS, moe.d_model)).astype(np.float32)
+    if not np.array_equal(grouped(x), moe(x)):
+        sys.exit(f"{shape.name}: GroupedExperts and the loop differ")
+    active: dict[str, Callable[[], object]] = {"loop": lambda: moe(x),
+                                               "grouped": lambda: grouped(x)}
+    if torch is not None:
+        xt = torch.from_numpy(x.copy())
+        for name, one_call in (("torch", False), ("grouped_mm", True)):
+            forward = torch_grouped(moe, one_call)
+
+            def run_torch(forward: Callable[[Any], Any] = forward) -> object:
+                with torch.inference_mode():
+                    return forward(xt)
+
+            ours, theirs = grouped(x), run_torch().numpy()
+            error = float(np.abs(ours - theirs).max()) / (float(np.abs(theirs).max()) or 1.0)
+            if not error <= 1e-4:
+                sys.exit(f"{shape.name}: GroupedExperts and PyTorch ({name}) differ by "
+                         f"{error:.2e} (relative)")
+            active[name] = run_torch
+    times = interleaved(active, repeats)
+    names = ("loop", "grouped", "torch", "grouped_mm")
+    result: dict[str, float | None] = {name: statistics.median(times[name]) if name in times
+                                       else None for name in names}
+    for other in ("loop", "torch", "grouped_mm"):
+        result[f"grouped/{other}"] = statistics.median(
+            a / b for a, b in zip(times["grouped"], times[other], strict=True)
+        ) if other in times else None
+    return result
+
+
+def print_moe_table(divide: int, repeats: int) -> None:
+    print(f"\nMixture of experts, forward, N={MOE_TOKENS} float32, SwiGLU experts; "
+          f"d_model and d_ff divided by {divide}"
+          + (" (the full shapes)" if divide == 1 else " (not the full shapes)"))
+    print("| shape | d_model | d_ff | experts | top_k | shared | loop ms | grouped ms "
+          "| grouped/loop | PyTorch ms | grouped/PyTorch | PyTorch grouped_mm ms "
+          "| grouped/grouped_mm | repeats |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for shape in MOE_SHAPES:
+        r = time_moe(shape, divide, repeats)
+        ratios = {k: "n/a (no torch)" if r[k] is None else f"{r[k]:.2f}"
+                  for k in ("grouped/loop", "grouped/torch", "grouped/grouped_mm")}
+        print(f"| {shape.name} | {shape.d_model // divide} | {shape.d_ff // divide} "
+              f"| {shape.n_experts} | {shape.top_k} | {int(shape.deepseek)} "
+              f"| {fmt_ms(r['loop'])} | {fmt_ms(r['grouped'])} | {ratios['grouped/loop']} "
+              f"| {fmt_ms(r['torch'])} | {ratios['grouped/torch']} "
+              f"| {fmt_ms(r['grouped_mm'])} | {ratios['grouped/grouped_mm']} | {repeats} |",
+              flush=True)
+    print("PyTorch: the same grouped forward with one @ per segment; PyTorch grouped_mm: each "
+          "product for all segments in one torch.nn.functional.grouped_mm call")
 
 
 def fmt_ms(seconds: float | None) -> str:
@@ -291,7 +453,13 @@ def main() -> None:
         help="only rows whose label has every comma-separated token, e.g. "
         "2048,float32,gelu_tanh,fwd (repeatable: rows matching any)",
     )
+    parser.add_argument("--moe", action="store_true", help="only the mixture-of-experts table")
+    parser.add_argument("--no-moe", action="store_true", help="skip the mixture-of-experts table")
+    parser.add_argument("--moe-divide", type=int, default=16, metavar="D",
+                        help="divide the MoE shapes' d_model and d_ff by D (1: full shapes)")
     args = parser.parse_args()
+    if args.moe_divide < 1 or (args.moe and args.no_moe):
+        parser.error("--moe-divide must be at least 1, and --moe and --no-moe exclude each other")
     budget_s, min_repeats = (1.0, 3) if args.quick else (6.0, 7)
 
     n_threads, how = blas_threads()
@@ -307,6 +475,8 @@ def main() -> None:
     if args.rows:
         filters = [spec.split(",") for spec in args.rows]
         rows = [row for row in rows if any(row.matches(tokens) for tokens in filters)]
+    if args.moe:
+        rows = []
 
     print(f"command: python scripts/bench.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; load average before: {load()}")
@@ -320,11 +490,13 @@ def main() -> None:
         f"versions: Python {platform.python_version()}, numpy {np.__version__}, "
         f"scipy {scipy.__version__}, torch {torch_version}"
     )
-    print(f"d_model={D_MODEL}, d_ff={D_FF}; times are medians; ratios are medians of "
-          "interleaved per-repeat ratios\n")
-    print("| N | dtype | activation | pass | reference ms | reference/GEMMs | fast ms | GFLOP/s "
-          "| GEMMs ms | fast/GEMMs | PyTorch ms | fast/PyTorch | repeats |")
-    print("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("times are medians; ratios are medians of interleaved per-repeat ratios; other "
+          "work on the machine (see the load averages) distorts both")
+    if rows:
+        print(f"\nd_model={D_MODEL}, d_ff={D_FF}")
+        print("| N | dtype | activation | pass | reference ms | reference/GEMMs | fast ms "
+              "| GFLOP/s | GEMMs ms | fast/GEMMs | PyTorch ms | fast/PyTorch | repeats |")
+        print("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     results = []
     for row in rows:
         result = time_row(row, args.repeats, budget_s, min_repeats)
@@ -339,6 +511,8 @@ def main() -> None:
             f"| {fmt_ms(result.torch_s)} | {vs_torch} | {result.repeats} |",
             flush=True,
         )
+    if not args.no_moe:
+        print_moe_table(args.moe_divide, args.repeats or (3 if args.quick else 5))
     print(f"\nload average after: {load()}")
 
     checked = [r for r in results if r.row.n_tokens == 2048]
