@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ffn import _validate as check
 from ffn.activations import ACTIVATIONS
@@ -65,7 +66,8 @@ def experts_read(n_experts: int, top_k: int, batch: int) -> float:
 
     Each token picks ``top_k`` different experts, all choices equally likely and independent of
     the other tokens: an expert is missed by one token with probability ``1 - top_k/n_experts``,
-    so it is used with probability ``1 - (1 - top_k/n_experts) ** batch``, computed as
+    so it is used with probability ``1 - (1 - top_k/n_experts) ** batch``: in exact fractions
+    for up to 256 tokens (and up to 2**64 experts), else as
     ``-expm1(batch * log1p(-top_k/n_experts))``: for ``top_k/n_experts`` near 0 the plain form
     cancels (``(10**17, 1, 1)`` would give 0, not 1). Any ``batch`` works; ``n_experts`` up to
     float64's largest value (1.8e308).
@@ -82,6 +84,8 @@ def experts_read(n_experts: int, top_k: int, batch: int) -> float:
                          f"{_size(n_experts)}") from None
     if top_k == n_experts:
         return n  # every token uses every expert
+    if batch <= 256 and n_experts.bit_length() <= 64:  # exact, then rounded once: cheap here
+        return float(n_experts * (1 - (1 - Fraction(top_k, n_experts)) ** batch))
     log_missed = _times(batch, math.log1p(-top_k / n_experts))  # log P(no token uses it) < 0
     return n * -math.expm1(log_missed)
 

@@ -16,7 +16,6 @@ from numpy.typing import DTypeLike
 from ffn import _validate as check
 from ffn._layer import Layer, quiet, random_weights, readonly_copy
 from ffn._validate import FloatArray
-from ffn.activations import sigmoid
 from ffn.counting import count_flops, count_parameters
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
@@ -149,7 +148,8 @@ class MixtureOfExperts(Layer):
         """``p``, the chosen experts and their weights before ``scale`` (``share``), for rows
         ``x`` ``(N, d_model)``."""
         logits = x @ self.router  # (N, n_experts)
-        p = _softmax(logits) if self.score == "softmax" else sigmoid(logits)  # (N, n_experts)
+        p = _softmax(logits) if self.score == "softmax" else \
+            1.0 / (1.0 + np.exp(-logits))  # (N, n_experts), sigmoid; exp(710) = inf gives 0
         log_p = self._log_scores(logits)  # log p (softmax: plus a constant a row), finite
         # The choice: p + bias, or, without a bias, the logits (same order as p, no underflow).
         choice = logits if self.bias is None else p + self.bias  # (N, n_experts)
