@@ -49,6 +49,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="build the site into DIR (kept) instead of a temporary directory")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A page named on the command line must be in docs/: the harness checks the site's pages
+    (grouped, ranked and rewritten by their path there). One line, not a traceback."""
+    for arg in config.args:
+        path = Path(arg.split("::")[0]).resolve()
+        if path.suffix == ".md" and DOCS not in path.parents:
+            raise pytest.UsageError(f"{arg}: only pages under docs/ are checked; move it there "
+                                    "or name a page in docs/")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (its own hook)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:

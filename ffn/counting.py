@@ -36,23 +36,35 @@ def count_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
 
 def llama_d_ff(d_model: int, multiple_of: int = 256,
                ffn_dim_multiplier: float | None = None) -> int:
-    """LLaMA's SwiGLU hidden width, step for step as Meta's reference code (``FeedForward``).
+    """LLaMA's SwiGLU hidden width, by the steps of Meta's reference code (``FeedForward``).
 
     Two thirds of ``4 * d_model``, truncated; then, for LLaMA 2 and 3, times
     ``ffn_dim_multiplier`` and truncated again; then rounded up to a multiple of ``multiple_of``.
     All of it is integer arithmetic except the multiplier: floating point enters only there, in
     ``int(ffn_dim_multiplier * hidden)``, a float product truncated as Meta's code truncates it
-    (``int(0.29 * 200)`` is 57, not 58). A ValueError unless the multiplier is positive and
-    finite, and for a width that truncates to zero (where Meta's code returns 0).
+    (``int(0.29 * 200)`` is 57, not 58). Meta computes the two thirds in floating point too,
+    ``int(2 * hidden / 3)``; ffn's floor division is the mathematically right value, and the
+    two agree for every ``d_model`` up to ``3 * 2**49``. From ``d_model = 3 * 2**49 + 1`` on,
+    ``8 * d_model / 3`` is beyond 2**52, a float has no fractions left, ``n + 2/3`` rounds up,
+    and Meta's formula gives one more hidden unit for every third ``d_model`` (before rounding
+    up to ``multiple_of``); past 2**53 the float's spacing grows and so does the difference.
+
+    A ValueError unless the multiplier is positive and finite, for a width that truncates to
+    zero (where Meta's code returns 0), and for a multiplier beside a width too large for a
+    float.
     """
     d_model = check.positive_int(d_model, "d_model")
     multiple_of = check.positive_int(multiple_of, "multiple_of")
     # Two thirds of 4 * d_model: three gated matrices hold what two ungated ones would. Meta
-    # writes int(2 * (4 * d_model) / 3), a float division; floor division gives the same exactly.
+    # writes int(2 * (4 * d_model) / 3), a float division: the same up to d_model = 3 * 2**49.
     hidden = 8 * d_model // 3
     if ffn_dim_multiplier is not None:
         multiplier = check.real(ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
                                 high_open=True, low_open=True)
+        if hidden.bit_length() > 1023:  # float(hidden) would raise OverflowError
+            raise ValueError(f"d_model must be at most 3.3e307 with an ffn_dim_multiplier (its "
+                             "8 * d_model // 3 hidden units are multiplied as a float), got an "
+                             f"int of {d_model.bit_length()} bits")
         widened = multiplier * hidden  # the one floating-point step, truncated like Meta's
         if widened == float("inf"):  # int() would raise OverflowError
             raise ValueError(f"ffn_dim_multiplier {multiplier!r} times {hidden} hidden units is "

@@ -9,7 +9,10 @@ ValueError for an argument of the wrong type or size.
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ffn import _validate as check
 from ffn.activations import ACTIVATIONS
@@ -34,6 +37,10 @@ class Accelerator:
             value = check.real(getattr(self, field), field, 0.0, float("inf"), high_open=True,
                                low_open=True)
             object.__setattr__(self, field, value)
+        ridge = self.peak_flops / self.bandwidth
+        if not sys.float_info.min <= ridge < math.inf:  # inf, 0 or a subnormal's lost digits
+            raise ValueError(f"peak_flops / bandwidth = {self.peak_flops!r} / {self.bandwidth!r} "
+                             "is outside float64's range [2.2e-308, 1.8e308]: no ridge point")
 
     @property
     def ridge_point(self) -> float:
@@ -59,14 +66,37 @@ def experts_read(n_experts: int, top_k: int, batch: int) -> float:
 
     Each token picks ``top_k`` different experts, all choices equally likely and independent of
     the other tokens: an expert is missed by one token with probability ``1 - top_k/n_experts``,
-    so it is used with probability ``1 - (1 - top_k/n_experts) ** batch``.
+    so it is used with probability ``1 - (1 - top_k/n_experts) ** batch``: in exact fractions
+    for up to 256 tokens (and up to 2**64 experts), else as
+    ``-expm1(batch * log1p(-top_k/n_experts))``: for ``top_k/n_experts`` near 0 the plain form
+    cancels (``(10**17, 1, 1)`` would give 0, not 1). Any ``batch`` works; ``n_experts`` up to
+    float64's largest value (1.8e308).
     """
     n_experts = check.positive_int(n_experts, "n_experts")
     top_k = check.positive_int(top_k, "top_k")
     batch = check.positive_int(batch, "batch")
     if top_k > n_experts:
         raise ValueError(f"top_k = {top_k} is more than n_experts = {n_experts}")
-    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** batch)
+    try:
+        n = float(n_experts)
+    except OverflowError:
+        raise ValueError(f"n_experts must be at most 1.8e308 (float64's largest value), got "
+                         f"{_size(n_experts)}") from None
+    if top_k == n_experts:
+        return n  # every token uses every expert
+    if batch <= 256 and n_experts.bit_length() <= 64:  # exact, then rounded once: cheap here
+        return float(n_experts * (1 - (1 - Fraction(top_k, n_experts)) ** batch))
+    log_missed = _times(batch, math.log1p(-top_k / n_experts))  # log P(no token uses it) < 0
+    return n * -math.expm1(log_missed)
+
+
+def _times(count: int, x: float) -> float:
+    """``count * x`` for an int ``count`` of any size (``-inf`` or ``inf`` beyond a float)."""
+    shift = max(count.bit_length() - 64, 0)  # the top 64 bits of count, times 2**shift
+    try:
+        return math.ldexp(float(count >> shift) * x, shift)
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def decode_flops(model: ModelDims, batch: int = 1) -> int:
@@ -80,7 +110,8 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> 
     Per layer: every weight and bias used, read once for the whole batch (a mixture of experts:
     the router, the shared experts and the routed experts the batch uses, ``experts_read`` on
     average; its leading dense layers, if any, their whole FFN), plus each token's ``x`` read
-    and ``y`` written, ``d_model`` values each.
+    and ``y`` written, ``d_model`` values each. A ValueError where a mixture of experts' bytes
+    (a float) would exceed float64's range; a dense model's are an exact int.
     """
     model = _model(model)
     batch = check.positive_int(batch, "batch")
@@ -94,7 +125,20 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> 
                + model.shared_parameters())
     moe_layers = model.n_layers - model.dense_layers
     dense = model.dense_layers * size * (model.dense_ffn_parameters() + activations)
-    return moe_layers * size * (weights + activations) + dense
+    try:
+        total = moe_layers * size * (weights + activations) + dense
+    except OverflowError:  # an int beyond a float met the float weights
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
+                         f"{_size(size)} the bytes exceed float64's range (1.8e308): give a "
+                         "smaller batch or bytes_per_value")
+    return total
+
+
+def _size(n: int) -> str:
+    """An int for a message: its digits, or its order of magnitude when it is huge."""
+    return str(n) if n.bit_length() < 64 else f"~2**{n.bit_length() - 1}"
 
 
 def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> float:
@@ -135,15 +179,16 @@ def saved_per_token(d_model: int, d_ff: int, activation: str = "gelu", gated: bo
 
     Plain: ``x`` (for ``dW1``), ``h_pre`` (for the activation's derivative) and ``h`` (for
     ``dW2``); with ReLU, ``h_pre`` is not kept, since ``h > 0`` exactly where ``h_pre > 0``.
-    Gated: ``x``, the gate before and after its activation, the up projection and their
-    product ``h``.
+    Gated: ``x``, the gate before and after its activation (ReLU, as above: after only), the
+    up projection and their product ``h``.
     """
     d_model = check.positive_int(d_model, "d_model")
     d_ff = check.positive_int(d_ff, "d_ff")
     check.choice(activation, "activation", ACTIVATIONS)
+    before = 0 if activation == "relu" else 1  # h_pre (the gate before its activation) kept?
     if check.boolean(gated, "gated"):
-        return d_model + 4 * d_ff
-    return d_model + (1 if activation == "relu" else 2) * d_ff
+        return d_model + (3 + before) * d_ff  # and the gate after, the up projection, h
+    return d_model + (1 + before) * d_ff  # and h
 
 
 def _model(model: object) -> ModelDims:

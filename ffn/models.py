@@ -59,8 +59,10 @@ class ModelDims:
         zero_ok = ("other", "shared_d_ff", "dense_layers")
         for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
                       "kv_dim", "other", "shared_d_ff", "dense_layers", "dense_d_ff",
-                      "attention_per_layer"):  # the optional ones may be None
-            if field in ("d_model", "n_layers", *zero_ok) or getattr(self, field) is not None:
+                      "attention_per_layer", "n_experts", "top_k", "multiple_of"):  # the
+            # optional ones may be None
+            required = ("d_model", "n_layers", "multiple_of", *zero_ok)
+            if field in required or getattr(self, field) is not None:
                 value = check.positive_int(getattr(self, field), field, zero_ok=field in zero_ok)
                 object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
         for field in ("gated", "bias", "tied_head", "shared_gate"):

@@ -56,7 +56,13 @@ class MixtureOfExperts(Layer):
     (DeepSeek-V3). The experts are chosen by ``p + bias``: with ``n_groups > 1`` only among the
     ``top_groups`` groups whose two best biased scores sum highest, then the ``top_k`` best
     (ties: the lower index). Their weights are their unbiased ``p``, renormalised to sum 1 with
-    ``normalize``, times ``scale``. Shared experts run on every row with weight 1. ``grads`` has
+    ``normalize``, times ``scale``. Without a bias the choice compares the logits (both scores
+    keep their order) and groups compare ``log(p_a + p_b)``, and the renormalised weights are a
+    softmax of the chosen ``log p``: logits near -800, where every sigmoid underflows to 0,
+    still choose and weigh right. With a bias the choice compares ``p + bias`` in floating
+    point, where scores saturate: sigmoid is 1.0 from logits of about 37 (float32: 17) and 0
+    below about -710 (float32: -89), and such saturated scores tie (the lower index wins).
+    Shared experts run on every row with weight 1. ``grads`` has
     ``"router"``, ``"experts.{i}.{name}"`` (zeros for an expert no row chose) and
     ``"shared_experts.{j}.{name}"``; the bias is no parameter and gets none. ``backward`` reruns
     each expert on its rows, overwriting the expert's own last pass.
@@ -139,43 +145,51 @@ class MixtureOfExperts(Layer):
 
     @quiet
     def _route(self, x: FloatArray) -> tuple[FloatArray, np.ndarray, FloatArray]:
-        """``p``, the chosen experts and their weights for rows ``x`` ``(N, d_model)``."""
+        """``p``, the chosen experts and their weights before ``scale`` (``share``), for rows
+        ``x`` ``(N, d_model)``."""
         logits = x @ self.router  # (N, n_experts)
-        if self.score == "softmax":
-            p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # shifted: exp cannot overflow
-            p /= p.sum(axis=-1, keepdims=True)  # (N, n_experts), softmax
-        else:
-            p = 1.0 / (1.0 + np.exp(-logits))  # (N, n_experts), sigmoid; exp(710) = inf gives 0
-        choice = p if self.bias is None else p + self.bias  # (N, n_experts), only for choosing
+        p = _softmax(logits) if self.score == "softmax" else \
+            1.0 / (1.0 + np.exp(-logits))  # (N, n_experts), sigmoid; exp(710) = inf gives 0
+        log_p = self._log_scores(logits)  # log p (softmax: plus a constant a row), finite
+        # The choice: p + bias, or, without a bias, the logits (same order as p, no underflow).
+        choice = logits if self.bias is None else p + self.bias  # (N, n_experts)
         if self.n_groups > 1:
             grouped = choice.reshape(len(x), self.n_groups, -1)  # (N, n_groups, group size)
-            best_two = -np.sort(-grouped, axis=-1)[..., :2]  # (N, n_groups, 2)
-            group_score = best_two.sum(axis=-1)  # (N, n_groups)
+            two = np.argsort(-grouped, axis=-1, kind="stable")[..., :2]  # (N, n_groups, 2)
+            if self.bias is None:  # log(p_a + p_b) of the two best: sums that cannot underflow
+                best = np.take_along_axis(log_p.reshape(grouped.shape), two, axis=-1)
+                group_score = np.logaddexp(best[..., 0], best[..., 1])  # (N, n_groups)
+            else:
+                group_score = np.take_along_axis(grouped, two, axis=-1).sum(axis=-1)
             kept = np.argsort(-group_score, axis=-1, kind="stable")[:, :self.top_groups]
             mask = np.zeros(group_score.shape, dtype=bool)  # (N, n_groups)
             np.put_along_axis(mask, kept, True, axis=-1)
             choice = np.where(mask[..., None], grouped, -np.inf).reshape(len(x), -1)
         chosen = np.argsort(-choice, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k)
-        weights = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k), unbiased scores
-        if self.normalize:
-            weights = weights / weights.sum(axis=-1, keepdims=True)
-        if self.scale != 1.0:
-            weights = weights * self.scale
-        return p, chosen, weights
+        if self.normalize:  # p / sum(p) over the chosen, as a softmax of their log p
+            share = _softmax(np.take_along_axis(log_p, chosen, axis=-1))  # (N, top_k)
+        else:
+            share = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k), unbiased scores
+        return p, chosen, share
+
+    def _log_scores(self, logits: FloatArray) -> FloatArray:
+        """``log p`` up to a constant a row: the logits (softmax) or ``log sigmoid(logits)``."""
+        return logits if self.score == "softmax" else -np.logaddexp(0.0, -logits)
 
     def route(self, x: object) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """Scores ``p`` ``(..., n_experts)``, chosen experts and weights ``(..., top_k)``."""
         x = check.layer_input(x, self._dtype, self.d_model, "d_model")
-        p, chosen, weights = self._route(x.reshape(-1, self.d_model))  # rows (N, ...)
+        p, chosen, share = self._route(x.reshape(-1, self.d_model))  # rows (N, ...)
         lead = x.shape[:-1]  # sizes, not -1: N may be 0
         return (p.reshape(*lead, self.n_experts), chosen.reshape(*lead, self.top_k),
-                weights.reshape(*lead, self.top_k))
+                (self.scale * share).reshape(*lead, self.top_k))
 
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``sum_j weight_j * expert_{chosen_j}(x) + sum_s shared_s(x)``, x ``(..., d_model)``."""
         x = self._flatten(x)  # (N, d_model)
-        p, chosen, weights = self._route(x)
+        p, chosen, share = self._route(x)
+        weights = self.scale * share  # (N, top_k)
         y = np.zeros_like(x)  # (N, d_model)
         for i, expert in enumerate(self.experts):
             rows, slot = np.nonzero(chosen == i)  # the rows that chose expert i, and where
@@ -183,14 +197,15 @@ class MixtureOfExperts(Layer):
                 y[rows] += weights[rows, slot, None] * expert.forward(x[rows])  # (n_i, d_model)
         for shared in self.shared_experts:
             y += shared.forward(x)  # (N, d_model), weight 1
-        self._save_for_backward(x, p, chosen, weights)
+        self._save_for_backward(x, p, chosen, share)
         return self._unflatten(y)  # (..., d_model)
 
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
         dy = self._flatten_grad(dy)  # (N, d_model)
-        x, p, chosen, weights = self._saved_tensors
+        x, p, chosen, share = self._saved_tensors
+        weights = self.scale * share  # (N, top_k)
         row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dx = np.zeros_like(x)  # (N, d_model)
         dweights = np.zeros_like(weights)  # (N, top_k)
@@ -209,17 +224,19 @@ class MixtureOfExperts(Layer):
             dx += shared.backward(dy)
             expert_grads.update({f"shared_experts.{j}.{name}": g
                                  for name, g in shared.grads.items()})
-        g = p[row, chosen]  # (N, top_k): the chosen scores, before normalising and scaling
-        dg = self.scale * dweights  # weights = scale * g / sum(g)
-        if self.normalize:  # dL/dg = (dL/dn - dot(dL/dn, n)) / sum(g), with n = g / sum(g)
-            g_sum = g.sum(axis=-1, keepdims=True)  # (N, 1)
-            dg = (dg - np.sum(dg * (g / g_sum), -1, keepdims=True)) / g_sum
-        dp = np.zeros_like(p)  # (N, n_experts): the unchosen p get no gradient, the bias none
-        dp[row, chosen] = dg
-        if self.score == "softmax":
-            dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
-        else:
-            dlogits = dp * p * (1.0 - p)  # sigmoid's derivative
+        dshare = self.scale * dweights  # (N, top_k): weights = scale * share
+        dlogits = np.zeros_like(p)  # (N, n_experts): the unchosen get none, the bias none
+        if self.normalize:  # share = softmax(log p of the chosen): softmax's chain rule
+            dlog_p = share * (dshare - np.sum(dshare * share, axis=-1, keepdims=True))
+            # log p is the logits less a constant (softmax) or log sigmoid, whose slope is 1 - p
+            dlogits[row, chosen] = dlog_p if self.score == "softmax" else \
+                dlog_p * (1.0 - p[row, chosen])
+        else:  # share = the chosen p
+            dlogits[row, chosen] = dshare
+            if self.score == "softmax":  # softmax's chain rule
+                dlogits = p * (dlogits - np.sum(dlogits * p, axis=-1, keepdims=True))
+            else:
+                dlogits = dlogits * p * (1.0 - p)  # sigmoid's derivative
         self._set_grads(router=x.T @ dlogits, **expert_grads)  # (d_model, n_experts), experts'
         return self._unflatten(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
 
@@ -241,13 +258,14 @@ class MixtureOfExperts(Layer):
         first divided by their sum in each row (DeepSeek-V3's Equation 19). A ValueError
         for ``x`` without rows: the means are undefined.
         """
-        p, chosen, _ = self.route(x)
-        if p.size == 0:
-            raise ValueError(f"x has no rows (shape {(*p.shape[:-1], self.d_model)}): the "
-                             "load-balancing loss, a mean over rows, is undefined")
-        p, chosen = p.reshape(-1, self.n_experts), chosen.reshape(-1, self.top_k)
-        if self.score == "sigmoid":
-            p = p / p.sum(axis=-1, keepdims=True)  # (N, n_experts), each row sums to 1
+        x = check.layer_input(x, self._dtype, self.d_model, "d_model")
+        if x.size == 0:
+            raise ValueError(f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
+                             "over rows, is undefined")
+        x = x.reshape(-1, self.d_model)  # (N, d_model)
+        p, chosen, _ = self._route(x)  # (N, n_experts), (N, top_k)
+        if self.score == "sigmoid":  # p / sum(p), as a softmax of log p: no 0 / 0
+            p = _softmax(self._log_scores(x @ self.router))  # (N, n_experts), rows sum to 1
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))
 
@@ -267,10 +285,9 @@ class MixtureOfExperts(Layer):
         g = self.n_experts * f / len(x)  # dL/dq for each row's scores q: (n_experts,)
         if self.score == "softmax":  # q = p
             dlogits = p * (g - np.sum(p * g, axis=-1, keepdims=True))  # (N, n_experts)
-        else:  # q = p / sum(p), p = sigmoid(logits)
-            total = p.sum(axis=-1, keepdims=True)  # (N, 1)
-            dp = (g - np.sum(g * p / total, axis=-1, keepdims=True)) / total
-            dlogits = dp * p * (1.0 - p)
+        else:  # q = p / sum(p) = softmax(log sigmoid(logits)), d log sigmoid = 1 - p
+            q = _softmax(self._log_scores(x @ self.router))  # (N, n_experts)
+            dlogits = q * (g - np.sum(g * q, axis=-1, keepdims=True)) * (1.0 - p)
         grad: FloatArray = x.T @ dlogits  # (d_model, n_experts)
         return grad
 
@@ -297,6 +314,13 @@ class MixtureOfExperts(Layer):
         return (f"MixtureOfExperts(n_experts={self.n_experts}, top_k={self.top_k}, "
                 f"experts={_kind(self.experts[0])}, d_model={self.d_model}, d_ff={self.d_ff}, "
                 f"normalize={self.normalize}{options}, dtype={self.dtype})")
+
+
+def _softmax(z: FloatArray) -> FloatArray:
+    """Softmax over the last axis, shifted by the row's maximum: exp cannot overflow."""
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    out: FloatArray = e / e.sum(axis=-1, keepdims=True)
+    return out
 
 
 def _choice_bias(bias: object, n_experts: int, dtype: np.dtype[Any]) -> FloatArray | None:

@@ -1,10 +1,12 @@
 """Weights in 8 bits, simulated: int8 absmax and FP8 E4M3, one scale per tensor, column or row.
 
-A matrix ``w (rows, cols)`` becomes one byte a number (``codes``) and float32 scales:
+A matrix ``w (rows, cols)`` becomes one byte a number (``codes``) and float64 scales:
 ``w ~ value(codes) * scale``, with ``scale = max|w| / 127`` (int8) or ``max|w| / 448`` (E4M3),
 the maximum taken over the whole tensor, each column, or each row. For ``W1 (d_model, d_ff)``
 a column is an output channel (one hidden unit); for activations ``X (n, d_model)`` a row is a
-token. The arithmetic is numpy's float64: only the rounding is 8-bit.
+token. The arithmetic is numpy's float64: only the rounding is 8-bit. The scales are float64
+(real kernels keep float32 or bfloat16) so that every finite matrix, from subnormal weights
+near 1e-320 to 1.7e308, gets a finite, positive scale and comes back finite.
 """
 
 from __future__ import annotations
@@ -81,22 +83,60 @@ def round_to_e4m3(x: object) -> FloatArray:
 
 @dataclass(frozen=True)
 class Quantized:
-    """A matrix in 8 bits: one byte a number and the float32 scales that map them back."""
+    """A matrix in 8 bits: one byte a number and the float64 scales that map them back.
+
+    Built by hand, its fields are checked: ``format`` one of ``QUANT_FORMATS``; ``codes`` a
+    non-empty 2-D matrix of integers, in [-127, 127] for int8 (stored as int8) or bit patterns
+    in [0, 255] for E4M3 (stored as uint8); ``scale`` positive and finite, of shape ``(1, 1)``,
+    ``(1, cols)`` or ``(rows, 1)`` (stored as float64). TypeError or ValueError otherwise.
+    """
 
     format: str  # "int8": codes are integers in [-127, 127]; "e4m3": E4M3 bit patterns
     codes: NDArray[Any]  # (rows, cols), int8 or uint8: one byte each
-    scale: NDArray[np.float32]  # (1, 1), (1, cols) per column or (rows, 1) per row
+    scale: NDArray[np.float64]  # (1, 1), (1, cols) per column or (rows, 1) per row
+
+    def __post_init__(self) -> None:
+        check.choice(self.format, "format", QUANT_FORMATS)
+        codes = _codes(self.codes, self.format)
+        scale = check.float_array(self.scale, "scale").astype(np.float64)
+        (rows, cols), shapes = codes.shape, ((1, 1), (1, codes.shape[1]), (codes.shape[0], 1))
+        if scale.shape not in shapes:
+            raise ValueError(f"scale must have shape (1, 1), (1, {cols}) or ({rows}, 1) for "
+                             f"codes of shape {codes.shape}, got shape {scale.shape}")
+        if not np.all(np.isfinite(scale) & (scale > 0)):
+            raise ValueError("scale must be positive and finite (each entry in (0, 1.8e308))")
+        object.__setattr__(self, "codes", codes)
+        object.__setattr__(self, "scale", scale)
 
     def dequantize(self) -> FloatArray:
         """``value(codes) * scale``, in float64: ``(rows, cols)``."""
         values = self.codes.astype(np.float64) if self.format == "int8" else \
             e4m3_value(self.codes)
-        return values * self.scale.astype(np.float64)
+        return values * self.scale
 
     @property
     def nbytes(self) -> int:
-        """Bytes to store it: one a code, four a scale."""
+        """Bytes to store it: one a code, eight a scale."""
         return int(self.codes.nbytes + self.scale.nbytes)
+
+
+def _codes(codes: object, format: str) -> NDArray[Any]:
+    """``codes`` as the int8 or uint8 matrix of ``format``, or an error naming ``codes``."""
+    raw = np.asarray(codes) if isinstance(codes, (list, tuple, np.ndarray)) else None
+    values = check.float_array(codes, "codes")  # a TypeError for None, str, complex, ...
+    if values.ndim != 2 or 0 in values.shape:
+        raise ValueError(f"codes must be a non-empty 2-D matrix (rows, cols), got shape "
+                         f"{values.shape}")
+    if format == "e4m3" and (raw is None or raw.dtype.kind not in "iu"):
+        raise TypeError(f"codes for format 'e4m3' must be integer bit patterns (uint8), got "
+                        f"dtype {values.dtype if raw is None else raw.dtype}")
+    if not np.all(values == np.rint(values)):  # NaN and inf are no integers either
+        raise ValueError(f"codes must be integers for format {format!r}")
+    low, high, dtype = (-INT8_MAX, INT8_MAX, np.int8) if format == "int8" else (0, 255, np.uint8)
+    if values.min() < low or values.max() > high:
+        raise ValueError(f"codes for format {format!r} must be in [{low}, {high}], got "
+                         f"[{values.min():g}, {values.max():g}]")
+    return values.astype(dtype)
 
 
 def quantize_absmax(w: object, format: str = "int8", per: str = "tensor") -> Quantized:
@@ -106,7 +146,8 @@ def quantize_absmax(w: object, format: str = "int8", per: str = "tensor") -> Qua
     ``per``: ``"tensor"``, ``"column"`` (an output channel of a weight matrix) or ``"row"``
     (a token of activations). int8 rounds half to even (``np.rint``) and clips to [-127, 127];
     E4M3 rounds to nearest, ties to even, saturating at 448. A part that is all zeros gets
-    scale 1 (its codes are 0). The scales are stored in float32 and used as stored.
+    scale 1 (its codes are 0). The scales are float64: finite and positive for every finite
+    ``w`` (a float32 scale is 0 below about 1e-43 and inf above 3.4e38).
     """
     check.choice(format, "format", QUANT_FORMATS)
     check.choice(per, "per", QUANT_GRANULARITIES)
@@ -119,8 +160,8 @@ def quantize_absmax(w: object, format: str = "int8", per: str = "tensor") -> Qua
     axis = {"tensor": None, "column": 0, "row": 1}[per]
     amax = np.max(np.abs(array), axis=axis, keepdims=True)  # (1, 1), (1, cols) or (rows, 1)
     largest = INT8_MAX if format == "int8" else E4M3_MAX
-    scale = np.where(amax > 0, amax / largest, 1.0).astype(np.float32)
-    scaled = array / scale.astype(np.float64)  # (rows, cols), |scaled| <= largest (+ rounding)
+    scale = np.where(amax > 0, amax / largest, 1.0)  # float64: 1.7e308 / 448 and 5e-324 / 127
+    scaled = array / scale  # (rows, cols), |scaled| <= largest (+ rounding)
     if format == "int8":
         codes: NDArray[Any] = np.clip(np.rint(scaled), -INT8_MAX, INT8_MAX).astype(np.int8)
     else:

@@ -27,6 +27,7 @@ LIMITS = {  # the function at -inf and +inf
     "silu": (0.0, math.inf), "sigmoid": (0.0, 1.0)} | {
     f"{name}_grad": (0.0, 1.0) for name in ("relu", "gelu", "gelu_tanh", "silu", "sigmoid")}
 LIMITS["sigmoid_grad"] = (0.0, 0.0)
+LIMITS |= {"relu2": (0.0, math.inf), "relu2_grad": (0.0, math.inf)}
 
 
 def activation(name: str, v: float) -> float:
@@ -50,6 +51,7 @@ def activation(name: str, v: float) -> float:
 
         formulas = {
             "relu": lambda: max(x, 0), "relu_grad": lambda: mpmath.mpf(x > 0),
+            "relu2": lambda: max(x, 0) ** 2, "relu2_grad": lambda: 2 * max(x, 0),
             "gelu": lambda: x * Phi(), "gelu_grad": lambda: Phi() + x * mpmath.npdf(x),
             "gelu_tanh": lambda: x / 2 * (1 + t()),
             "gelu_tanh_grad": lambda: ((1 + t()) / 2 + x / 2 * (1 - t()) * (1 + t()) * s_tanh

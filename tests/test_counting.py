@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -108,6 +111,7 @@ def test_llama_d_ff_follows_metas_code_step_for_step() -> None:
         return multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
 
     for d_model in [*range(1, 3000), 2**40 + 1, 2**49 + 7]:  # floor division == float division
+        # (below 3 * 2**49 + 1; from there on, the test below)
         for multiple_of, multiplier in [(1, None), (256, None), (7, 1.3), (1024, 0.29), (1, 0.7)]:
             expected = meta(d_model, multiple_of, multiplier)
             if expected == 0:  # Meta's code gives a block with no hidden units; ffn refuses it
@@ -119,6 +123,34 @@ def test_llama_d_ff_follows_metas_code_step_for_step() -> None:
     # Where floating point shows: 0.29 * 200 is 57.99999999999999 in float64, so 57, not 58.
     assert ffn.llama_d_ff(75, 1, 0.29) == 57
     assert ffn.llama_d_ff(4096, 256, None) == ffn.llama_d_ff(4096) == 11008  # the default kept
+
+
+def metas_two_thirds(d_model: int) -> int:
+    """``int(2 * (4 * d_model) / 3)``, Meta's step in float64 (Python's int / int rounds once)."""
+    return int(2 * (4 * d_model) / 3)
+
+
+def test_llama_d_ff_is_the_exact_two_thirds_where_metas_float_is_off_by_one() -> None:
+    """Issue 30: the docstring said ffn equals Meta's float formula exactly. Below
+    8 * d_model / 3 = 2**52 a float keeps halves, so n + 1/3 and n + 2/3 both truncate to n; from
+    d_model = 3 * 2**49 + 1 on (to 3 * 2**50, where the spacing becomes 2), n + 2/3 rounds up to
+    n + 1. ffn's floor division is exact."""
+    first = 3 * 2**49 + 1
+    for d_model in [*range(first - 3000, first + 3000), 2**51, 2**51 + 1, 3 * 2**50 - 1]:
+        exact = math.floor(Fraction(8 * d_model, 3))
+        assert ffn.llama_d_ff(d_model, 1) == exact
+        off_by = metas_two_thirds(d_model) - exact
+        assert off_by == (d_model >= first and 8 * d_model % 3 == 2), d_model  # n + 2/3 up
+    assert abs(metas_two_thirds(10**20 + 1) - math.floor(Fraction(8 * (10**20 + 1), 3))) > 1
+    assert "3 * 2**49 + 1" in (ffn.llama_d_ff.__doc__ or "")
+
+
+def test_llama_d_ff_of_a_width_beyond_a_float_names_d_model() -> None:
+    """Issue 30: llama_d_ff(10**400, 256, 1.3) raised a bare OverflowError; without a
+    multiplier the rule is integer arithmetic and has an answer."""
+    with pytest.raises(ValueError, match="d_model"):
+        ffn.llama_d_ff(10**400, 256, 1.3)
+    assert ffn.llama_d_ff(10**400, 1) == 8 * 10**400 // 3
 
 
 @pytest.mark.parametrize(

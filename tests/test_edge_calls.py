@@ -1,7 +1,8 @@
-"""Many wrong and edge calls of the public ``ffn`` API (issue 26).
+"""Many wrong and edge calls of the public ``ffn`` API (issues 26 and 30).
 
 Each call must give the right answer (checked against an oracle written here: exact fractions
-for LayerNorm, mpmath and plain loops in ``tests/edge_calls_api.py`` for the rest) or a
+for LayerNorm, mpmath and plain loops in ``tests/edge_calls_api.py`` and
+``tests/edge_calls_newer.py`` for the rest) or a
 TypeError/ValueError raised by ffn whose message names the argument (a RuntimeError, KeyError
 or FloatingPointError where ffn documents one). ``python -m tests.test_edge_calls`` prints how
 many calls give each outcome; a case with a ``known`` problem left unfixed is a strict xfail.
@@ -21,6 +22,7 @@ import pytest
 
 import ffn
 from tests.edge_calls_api import api_cases
+from tests.edge_calls_newer import newer_cases
 from tests.edge_case import F32, F64, Case, array_equals, equals, outcome
 
 # ---------------------------------------------------------------- oracles
@@ -309,7 +311,7 @@ def model_dims_cases() -> list[Case]:
 
 
 CASES = [*layer_norm_cases(), *sublayer_cases(), *gelu_cases(), *discrepancies_cases(),
-         *model_dims_cases(), *api_cases()]
+         *model_dims_cases(), *api_cases(), *newer_cases()]
 
 
 def _area(case: Case) -> str:
@@ -321,7 +323,7 @@ AREAS = sorted({_area(c) for c in CASES})
 
 @pytest.mark.parametrize("area", AREAS)
 def test_right_answer_or_clear_error(area: str) -> None:
-    """Every call of one area (one test each, not one per call: 1,373 items would cost more in
+    """Every call of one area (one test each, not one per call: 1,580 items would cost more in
     collection and reporting than the calls themselves); a known failure must still fail."""
     problems = []
     for case in (c for c in CASES if _area(c) == area):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -231,3 +234,19 @@ def test_tie_comment_not_right_after_a_number_is_an_error(pytester: pytest.Pytes
     assert result.ret != 0
     result.stdout.fnmatch_lines(
         ["*page.md:5: a `<!--=` comment does not follow a number directly*"])
+
+
+@pytest.mark.parametrize("workers", [["-n", "0"], ["-n", "2", "--dist", "loadgroup"]],
+                         ids=["one process", "xdist"])
+def test_a_page_outside_docs_is_refused_in_one_line(workers: list[str]) -> None:
+    """Issue 30: `./scripts/test some.md` for a page outside docs/ ended in an INTERNALERROR
+    traceback (conftest.py's grouping took the page's path relative to docs/)."""
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-m", "pytest", *workers, "-p", "no:cacheprovider",
+                             "README.md"], cwd=root, capture_output=True, text=True,
+                            timeout=300, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, output
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "README.md" in errors[0] and "docs/" in errors[0], output

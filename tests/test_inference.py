@@ -230,6 +230,19 @@ def test_saved_per_token_is_what_pytorch_autograd_saves() -> None:
         mlp = nn.Sequential(nn.Linear(d_model, d_ff), act, nn.Linear(d_ff, d_model)).double()
         assert saved(mlp, x) == n * saved_per_token(d_model, d_ff, name), name
 
+    class Gated(nn.Module):  # type: ignore[misc]  # ReGLU or GEGLU: act(x W) * (x V), then W2
+        def __init__(self, act: Any) -> None:
+            super().__init__()
+            self.W, self.V = nn.Linear(d_model, d_ff), nn.Linear(d_model, d_ff)
+            self.W2, self.act = nn.Linear(d_ff, d_model), act
+
+        def forward(self, x: Any) -> Any:
+            return self.W2(self.act(self.W(x)) * self.V(x))
+
+    for name, act in (("relu", nn.ReLU()), ("gelu", nn.GELU())):
+        block = Gated(act).double()
+        assert saved(block, x) == n * saved_per_token(d_model, d_ff, name, gated=True), name
+
 
 # --- the figure ------------------------------------------------------------------------------
 
@@ -243,3 +256,75 @@ def test_the_roofline_alt_text_numbers_are_drawn() -> None:
     for alt in alts:
         missing = set(re.findall(r"\d+(?:[.,]\d+)*", alt)) - drawn
         assert not missing, f"alt text numbers {sorted(missing)} are not in the figure"
+
+
+# --- issue 30: extreme but valid calls ---------------------------------------------------------
+
+def short_ids(value: object) -> str:
+    """A test id: big ints as powers of ten."""
+    return f"1e{len(str(value)) - 1}" if isinstance(value, int) and value > 10**6 else str(value)
+
+
+def experts_read_exact(n: int, k: int, batch: int) -> float:
+    """``n * (1 - (1 - k/n)**batch)`` with mpmath, 40 digits more than ``n`` has (so that
+    ``1 - k/n`` is exact enough), rounded to a float."""
+    import mpmath
+
+    with mpmath.workdps(40 + len(str(n))):
+        return float(n * (1 - (1 - mpmath.mpf(k) / n) ** batch))
+
+
+@pytest.mark.parametrize(("n", "k", "batch"), [
+    (10**9, 1, 1), (10**12, 1, 1), (10**17, 1, 1), (10**17, 3, 5), (10**300, 7, 11),
+    (2**60, 2, 10**9), (10**6, 1, 10**6), (10**20, 1, 10**22), (8, 2, 10**400),
+    (10**300, 1, 10**305), (3, 3, 10**400), (10**300, 10**300, 2)], ids=short_ids)
+def test_experts_read_does_not_cancel_or_overflow(n: int, k: int, batch: int) -> None:
+    """Issue 30: (10**9, 1, 1) gave 0.99999997, (10**17, 1, 1) 0.0 (1 - (1 - k/n)**b cancels);
+    (8, 2, 10**400) raised a bare OverflowError."""
+    assert experts_read(n, k, batch) == pytest.approx(experts_read_exact(n, k, batch), rel=1e-13)
+
+
+def test_experts_read_refuses_more_experts_than_a_float_holds() -> None:
+    with pytest.raises(ValueError, match="n_experts must be at most"):
+        experts_read(10**400, 1, 1)
+
+
+@pytest.mark.parametrize(("peak", "bandwidth"), [(1e300, 1e-300), (1e-300, 1e300),
+                                                 (1.7e308, 0.5)])
+def test_an_accelerator_whose_ridge_is_no_float_is_refused(peak: float, bandwidth: float) -> None:
+    """Issue 30: 1e300 FLOP/s over 1e-300 B/s gave ridge_point inf (and 1e-300 over 1e300, 0)."""
+    with pytest.raises(ValueError, match="peak_flops / bandwidth"):
+        Accelerator("x", peak, bandwidth, 1.0, "test")
+
+
+def test_saved_per_token_of_a_reglu_block_keeps_no_gate_before_relu() -> None:
+    """Issue 30: a ReGLU block keeps x, the ReLU's output, the up product and h (ReLU's
+    derivative is read from its output): 10 + 3 * 100, not 410."""
+    assert saved_per_token(10, 100, "relu", gated=True) == 10 + 3 * 100
+    assert saved_per_token(10, 100, "gelu", gated=True) == 10 + 4 * 100
+
+
+def moe_dims(d_model: int, n_experts: int, d_ff: int = 4) -> ffn.ModelDims:
+    return ffn.ModelDims("big", d_model, d_ff, 1, gated=False, bias=False, source="test",
+                         n_experts=n_experts, top_k=1)
+
+
+@pytest.mark.parametrize(("batch", "size", "name"), [(10**400, 2, "batch"),
+                                                     (1, 10**400, "bytes_per_value")],
+                         ids=short_ids)
+def test_decode_bytes_beyond_a_float_names_the_argument(batch: int, size: int,
+                                                       name: str) -> None:
+    """Issue 30: decode_bytes(m, batch=10**400) and bytes_per_value=10**400 raised a bare
+    OverflowError."""
+    with pytest.raises(ValueError, match=name):
+        decode_bytes(moe_dims(16, 4), batch, size)
+
+
+def test_numpy_ints_in_model_dims_do_not_wrap() -> None:
+    """Issue 30: ModelDims kept np.int64 n_experts, so decode_bytes wrapped (d_model 2**34,
+    n_experts 2**30: 1.37e11 instead of 3.69e19)."""
+    d, n = 2**34, 2**30
+    model = moe_dims(np.int64(d), np.int64(n))  # type: ignore[arg-type]
+    assert all(type(getattr(model, f)) is int for f in ("d_model", "n_experts", "top_k"))
+    per_layer = d * n + 1 * 2 * d * 4 + 2 * d  # router, one expert (batch 1), x and y
+    assert decode_bytes(model, 1, 2) == pytest.approx(2 * per_layer, rel=1e-12)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -557,6 +558,73 @@ def test_load_balancing_grad_matches_finite_differences(score: str) -> None:
     with raises(ValueError, "x has no rows (shape (0, 4)): the load-balancing loss, a mean over "
                 "rows, is undefined"):
         layer().load_balancing_grad(np.ones((0, D_MODEL)))
+
+
+# ---------------------------------------------------------------- extreme logits (issue 30)
+
+
+def identity_router(score: str, top_k: int = 2, **kw: object) -> ffn.MixtureOfExperts:
+    """Four experts and the identity as router: the logits are x itself."""
+    experts = [ffn.FeedForward.random(4, 3, seed=s) for s in range(4)]
+    return ffn.MixtureOfExperts(np.eye(4), experts, top_k, score=score, **kw)  # type: ignore[arg-type]
+
+
+def exact_weights(logits: list[float], chosen: list[int], score: str) -> list[float]:
+    """The chosen experts' scores divided by their sum, with mpmath to 50 digits."""
+    with mpmath.workdps(50):
+        ls = [mpmath.mpf(v) for v in logits]
+        s = [mpmath.exp(v) if score == "softmax" else 1 / (1 + mpmath.exp(-v)) for v in ls]
+        total = sum(s[e] for e in chosen)
+        return [float(s[e] / total) for e in chosen]
+
+
+@pytest.mark.parametrize("score", ["sigmoid", "softmax"])
+@pytest.mark.parametrize("logits", [[-810.0, -800.0, -820.0, -790.0],
+                                    [-1e4, -1e4 + 30, -1e4 + 40, -2e4],
+                                    [40.0, 41.0, 39.0, -5.0], [1e-20, 0.0, -1e-20, 2e-20]],
+                         ids=["near -800", "near -1e4", "saturated 40, 41", "tiny gaps"])
+def test_extreme_finite_logits_route_by_their_order(score: str, logits: list[float]) -> None:
+    """Issue 30: with sigmoid scores and logits near -800 every p underflowed to 0, the weights
+    were 0/0 = NaN and moe(x) and the load-balancing loss NaN; logits 40 and 41 saturated to 1.0
+    and tied. The choice follows the logits (sigmoid and softmax keep their order); the weights
+    are the exact ones to 1e-13."""
+    moe = identity_router(score)
+    x = np.array([logits])
+    expected = sorted(range(4), key=lambda e: (-logits[e], e))[:2]
+    _, chosen, weights = moe.route(x)
+    assert chosen[0].tolist() == expected
+    np.testing.assert_allclose(weights[0], exact_weights(logits, expected, score), rtol=1e-13)
+    y = moe(x)
+    by_hand = sum(w * moe.experts[e](x[0]) for w, e in zip(weights[0], expected, strict=True))
+    np.testing.assert_allclose(y[0], by_hand, rtol=1e-13)
+    assert math.isfinite(moe.load_balancing_loss(x))
+    assert np.all(np.isfinite(moe.load_balancing_grad(x)))
+    moe.backward(np.ones_like(y))
+    assert all(np.all(np.isfinite(g)) for g in moe.grads.values() if g is not None)
+
+
+def test_the_issues_example_near_minus_800() -> None:
+    """The issue's numbers: experts [3, 1] with weights about [0.99995, 4.5e-5]."""
+    _, chosen, weights = identity_router("sigmoid").route(np.array([-810.0, -800, -820, -790]))
+    assert chosen.tolist() == [3, 1]
+    assert weights == pytest.approx([1 / (1 + math.exp(-10)), 1 / (1 + math.exp(10))], rel=1e-13)
+
+
+@pytest.mark.parametrize("n_groups", [2])
+def test_groups_of_extreme_logits_score_by_their_sum(n_groups: int) -> None:
+    """Groups without a bias compare log(p_a + p_b) of their two best: no underflow to a tie of
+    zeros (group 1's scores, exp(-790) and exp(-795), beat group 0's)."""
+    moe = identity_router("sigmoid", top_k=1, n_groups=n_groups, top_groups=1)
+    _, chosen, weights = moe.route(np.array([-800.0, -801, -790, -795]))
+    assert chosen.tolist() == [2] and weights.tolist() == [1.0]
+
+
+def test_saturated_scores_with_a_bias_tie_as_documented() -> None:
+    """With a bias the choice compares p + bias: sigmoid(40) and sigmoid(41) are both 1.0 in
+    float64, so the two tie and the lower index wins (the docstring says so)."""
+    moe = identity_router("sigmoid", top_k=1, bias=np.zeros(4))
+    assert moe.route(np.array([40.0, 41.0, 0, 0]))[1].tolist() == [0]
+    assert "saturat" in (ffn.MixtureOfExperts.__doc__ or "")
 
 
 # ---------------------------------------------------------------- counting

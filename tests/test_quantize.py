@@ -104,11 +104,11 @@ def test_ml_dtypes_is_nan_exactly_above_the_midpoint_past_448() -> None:
 
 
 def absmax_int8_by_hand(w: np.ndarray, axis: int | None) -> np.ndarray:
-    """Dequantized absmax int8, one scalar at a time, the scale rounded to float32."""
+    """Dequantized absmax int8, one scalar at a time, the scale a float64."""
     amax = np.max(np.abs(w), axis=axis, keepdims=True) * np.ones_like(w)
     out = np.empty_like(w)
     for idx in np.ndindex(w.shape):
-        scale = float(np.float32(amax[idx] / 127))
+        scale = float(amax[idx]) / 127
         q = max(-127, min(127, round(float(w[idx]) / scale)))
         out[idx] = q * scale
     return out
@@ -120,11 +120,11 @@ def test_int8_matches_a_scalar_absmax(per: str, axis: int | None) -> None:
     q = ffn.quantize_absmax(w, "int8", per)
     assert q.codes.dtype == np.int8 and q.codes.shape == w.shape
     assert np.abs(q.codes).max() == 127 and q.codes.min() >= -127
-    assert q.scale.dtype == np.float32
+    assert q.scale.dtype == np.float64
     assert q.scale.shape == {"tensor": (1, 1), "column": (1, 40), "row": (24, 1)}[per]
     np.testing.assert_array_equal(q.dequantize(), absmax_int8_by_hand(w, axis))
     # the error of each entry is at most half a step
-    assert np.all(np.abs(q.dequantize() - w) <= q.scale.astype(np.float64) / 2 * (1 + 1e-6))
+    assert np.all(np.abs(q.dequantize() - w) <= q.scale / 2 * (1 + 1e-12))
 
 
 def test_int8_rounds_half_to_even() -> None:
@@ -147,8 +147,8 @@ def test_e4m3_codes_are_the_oracles_bits(per: str) -> None:
 
 def test_bytes() -> None:
     w = np.ones((768, 3072))
-    assert ffn.quantize_absmax(w).nbytes == 768 * 3072 + 4
-    assert ffn.quantize_absmax(w, "e4m3", "column").nbytes == 768 * 3072 + 4 * 3072
+    assert ffn.quantize_absmax(w).nbytes == 768 * 3072 + 8
+    assert ffn.quantize_absmax(w, "e4m3", "column").nbytes == 768 * 3072 + 8 * 3072
 
 
 def test_scale_free_and_zero_columns() -> None:
@@ -181,3 +181,89 @@ def test_bad_input_is_named(args: tuple[object, ...], error: type, message: str)
 def test_e4m3_value_wants_bit_patterns() -> None:
     with pytest.raises(TypeError, match="uint8 array of E4M3 bit patterns"):
         e4m3_value(np.array([1.0]))
+
+
+def exact_absmax(w: np.ndarray, fmt: str) -> np.ndarray:
+    """Dequantized absmax, per tensor, in exact fractions: the code of ``w * largest / amax``
+    (int8: rounded half to even; E4M3: by ml_dtypes) times ``amax / largest``."""
+    amax = Fraction(float(np.max(np.abs(w))))
+    largest = 127 if fmt == "int8" else 448
+    out = np.empty(w.shape)
+    for idx in np.ndindex(w.shape):
+        scaled = Fraction(float(w[idx])) * largest / amax  # exact
+        code = Fraction(round(scaled)) if fmt == "int8" else Fraction(
+            float(np.float64(float(scaled)).astype(F8)))  # E4M3 from the nearest float64
+        out[idx] = float(code * amax / largest)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["int8", "e4m3"])
+@pytest.mark.parametrize(("magnitude", "dtype"), [
+    (1e-44, np.float32), (1e-40, np.float32), (3e38, np.float32),
+    (1e-310, np.float64), (1e-320, np.float64), (1e42, np.float64), (1e300, np.float64),
+    (1.7e308, np.float64)])
+def test_scales_of_tiny_and_huge_weights(fmt: str, magnitude: float, dtype: type) -> None:
+    """Issue 30: float32 scales made weights near 1e-44 or 1e-310 zeros (E4M3: NaN) and weights
+    near 1e42 or 1e300 NaN. A float64 scale is finite and positive for every finite weight."""
+    w = (np.array([[1.0, -0.75], [0.3, -0.0625]]) * magnitude).astype(dtype)
+    for per in ("tensor", "column", "row"):
+        q = ffn.quantize_absmax(w, fmt, per)
+        assert np.all(np.isfinite(q.scale) & (q.scale > 0)), (per, q.scale)
+        got = q.dequantize()
+        assert np.all(np.isfinite(got)), (per, got)
+    got = ffn.quantize_absmax(w, fmt).dequantize()
+    # float64 rounds the scale and the product once each: 1e-15 relative, or, for subnormal
+    # results, a few multiples of the smallest subnormal times the code (<= 448)
+    np.testing.assert_allclose(got, exact_absmax(w.astype(np.float64), fmt), rtol=1e-15,
+                               atol=448 * 2 * 5e-324)
+
+
+W22 = np.array([[0.5, -1.0], [0.25, 2.0]])
+
+
+@pytest.mark.parametrize(("kw", "error", "message"), [
+    ({"format": "int4"}, ValueError, "unknown format 'int4'"),
+    ({"format": None}, TypeError, "format must be a str"),
+    ({"codes": np.array([[3.7]]), "scale": np.ones((1, 1))}, ValueError,
+     "codes must be integers"),
+    ({"codes": np.array([[np.nan]]), "scale": np.ones((1, 1))}, ValueError,
+     "codes must be integers"),
+    ({"codes": np.array([[200]]), "scale": np.ones((1, 1))}, ValueError, r"\[-127, 127\]"),
+    ({"codes": np.array([[-128]]), "scale": np.ones((1, 1))}, ValueError, r"\[-127, 127\]"),
+    ({"codes": np.array([[1.0]]), "format": "e4m3", "scale": np.ones((1, 1))}, TypeError,
+     "codes for format 'e4m3' must be integer bit patterns"),
+    ({"codes": np.array([[256]]), "format": "e4m3", "scale": np.ones((1, 1))}, ValueError,
+     r"\[0, 255\]"),
+    ({"codes": np.array([1, 2]), "scale": np.ones((1, 1))}, ValueError,
+     "codes must be a non-empty 2-D matrix"),
+    ({"codes": None}, TypeError, "codes must be a real numeric array"),
+    ({"codes": np.array([["a"]])}, TypeError, "codes must be a real numeric array"),
+    ({"scale": None}, TypeError, "scale must be a real numeric array"),
+    ({"scale": np.ones((2, 2))}, ValueError, r"scale must have shape \(1, 1\), \(1, 2\) or \(2"),
+    ({"scale": np.ones(2)}, ValueError, "scale must have shape"),
+    ({"scale": np.array([[0.0]])}, ValueError, "scale must be positive and finite"),
+    ({"scale": np.array([[-1.0]])}, ValueError, "scale must be positive and finite"),
+    ({"scale": np.array([[np.inf]])}, ValueError, "scale must be positive and finite"),
+])
+def test_hand_built_quantized_is_checked(kw: dict[str, object], error: type,
+                                         message: str) -> None:
+    """Issue 30: a hand-built Quantized took non-integer int8 codes ([[3.7]]) silently, and
+    failed with AttributeError or numpy's broadcast error for format "int4", list codes, a
+    scale of the wrong shape or None."""
+    q = ffn.quantize_absmax(W22, per="column")
+    args = {"format": q.format, "codes": q.codes, "scale": q.scale} | kw
+    with pytest.raises(error, match=message):
+        ffn.Quantized(**args)  # type: ignore[arg-type]
+
+
+def test_hand_built_quantized_takes_lists_and_integer_floats() -> None:
+    """Lists and integer-valued floats are codes too: the same matrix as quantize_absmax's."""
+    q = ffn.quantize_absmax(W22, per="row")
+    built = ffn.Quantized("int8", q.codes.astype(np.float64).tolist(), q.scale.tolist())
+    assert built.codes.dtype == np.int8 and built.scale.dtype == np.float64
+    np.testing.assert_array_equal(built.dequantize(), q.dequantize())
+    e = ffn.quantize_absmax(W22, "e4m3")
+    scale32 = e.scale.astype(np.float32)  # a float32 scale is taken as its float64 value
+    built = ffn.Quantized("e4m3", e.codes.astype(np.int64).tolist(), scale32)
+    assert built.codes.dtype == np.uint8
+    np.testing.assert_array_equal(built.dequantize(), e4m3_value(e.codes) * np.float64(scale32))

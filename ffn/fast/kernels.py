@@ -57,6 +57,7 @@ _TANH_CUBIC = 0.044715  # the cubic coefficient of the tanh approximation
 # but keeps x**2 and x**3 from overflowing and inf from meeting a 0.
 _PDF_CLIP = 40.0  # exp(-40**2 / 2) = 0 in float64; Phi(-40) = 0 too
 _TANH_CLIP = 10.0  # tanh(sqrt(2/pi) * (10 + 0.044715 * 10**3)) = 1 in float64
+_SIGMOID_TANH_CLIP = 100.0  # sigmoid(2 sqrt(2/pi) (-100 - 0.044715 * 100**3)) = 0 in float64
 _EXPIT_CLIP = 800.0  # expit(-800) = 0 and expit(800) = 1 in float64
 _F32_TAIL_CLIP = 15.0  # exp(-15**2 / 2) = 0 in float32
 
@@ -332,24 +333,22 @@ def _gelu_grad_float32(x: FloatArray, out: FloatArray) -> None:
 
 
 def _gelu_tanh(x: FloatArray, out: FloatArray) -> None:
-    # 0.5 x (1 + tanh(z)) with
-    # z = sqrt(2/pi) (x + 0.044715 x**3) = sqrt(2/pi) x (1 + 0.044715 x**2).
-    # For |x| beyond ~1e13 (float32) x**3 overflows: z = +-inf, and tanh(z) is
-    # then +-1 exactly, as it already is for any |x| > 10, so the overflow is
-    # harmless and silenced. The final factor x is clipped below at -10
-    # (where 1 + tanh(z) is already 0), so -inf gives 0, not -inf * 0 = nan.
-    # (The order of operations is that of the first version: the same bits.)
+    # 0.5 x (1 + tanh(z)) = x sigmoid(2z), with
+    # z = sqrt(2/pi) (x + 0.044715 x**3) = sqrt(2/pi) x (1 + 0.044715 x**2);
+    # sigmoid's tail does not cancel where 1 + tanh(z) does (x << 0).
+    # For |x| beyond ~1e13 (float32) x**3 overflows: z = +-inf, and sigmoid(2z)
+    # is then 0 or 1 exactly, as it already is for any x < -100, so the
+    # overflow is harmless and silenced. The final factor x is clipped below at
+    # -100, so -inf gives -0, not -inf * 0 = nan.
     (z,) = work_arrays(out, 1)
     with np.errstate(over="ignore"):  # cheaper than a clipping pass
         np.multiply(x, x, out=z)
         z *= _TANH_CUBIC
         z += 1.0
         z *= x
-        z *= _TANH_SCALE  # z
-    np.tanh(z, out=z)
-    z += 1.0
-    z *= 0.5
-    np.clip(x, -_TANH_CLIP, np.inf, out=out)
+        z *= 2.0 * _TANH_SCALE  # 2z
+    _expit(z, out=z)
+    np.clip(x, -_SIGMOID_TANH_CLIP, np.inf, out=out)
     out *= z
 
 
