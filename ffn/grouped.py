@@ -50,10 +50,11 @@ def sort_by_expert(chosen: object, n_experts: int) -> tuple[np.ndarray, np.ndarr
 class GroupedExperts(Layer):
     """``moe`` run grouped: the results and gradients of ``moe.forward`` and ``moe.backward``.
 
-    Routing is ``moe.route``; the blocks are ``moe.experts`` and ``moe.shared_experts``, so the
-    parameters are ``moe``'s and ``grads`` has the keys of ``moe.grads``. Each row's ``top_k``
-    outputs are added in expert order, as the loop adds them: the two agree bit for bit
-    (``tests/test_grouped.py``). Like the loop, ``backward`` reruns each expert on its segment.
+    Routing is ``moe``'s own (its ``route`` and its router's backward); the blocks are
+    ``moe.experts`` and ``moe.shared_experts``, so the parameters are ``moe``'s and ``grads``
+    has the keys of ``moe.grads``. Each row's ``top_k`` outputs are added in expert order, as
+    the loop adds them: the two agree bit for bit (``tests/test_grouped.py``). Like the loop,
+    ``backward`` reruns each expert on its segment.
 
     Raises:
         TypeError: for a ``moe`` that is not a ``MixtureOfExperts``.
@@ -81,7 +82,8 @@ class GroupedExperts(Layer):
         """``moe(x)``: one pass of each expert over its segment of the rows sorted by expert."""
         moe = self.moe
         x = self._flatten(x)  # (N, d_model)
-        p, chosen, weights = moe.route(x)  # (N, n_experts), (N, top_k), (N, top_k)
+        p, chosen, share = moe._route(x)  # (N, n_experts), (N, top_k), (N, top_k)
+        weights = moe.scale * share  # (N, top_k), as moe.route gives them
         order, offsets = sort_by_expert(chosen, moe.n_experts)  # (N*top_k,), (n_experts + 1,)
         rows = order // moe.top_k  # (N*top_k,): the row of each sorted pair
         x_sorted = x[rows]  # (N*top_k, d_model): expert i's rows at offsets[i]:offsets[i + 1]
@@ -94,7 +96,7 @@ class GroupedExperts(Layer):
         np.add.at(y, rows, weights.ravel()[order, None] * out)  # in pair order: experts ascend
         for shared in moe.shared_experts:
             y += shared.forward(x)  # (N, d_model), weight 1
-        self._save_for_backward(x, p, chosen, weights, order, offsets)
+        self._save_for_backward(x, p, chosen, share, weights, order, offsets)
         return self._unflatten(y)  # (..., d_model)
     # --8<-- [end:forward]
 
@@ -103,7 +105,7 @@ class GroupedExperts(Layer):
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
         moe = self.moe
         dy = self._flatten_grad(dy)  # (N, d_model)
-        x, p, chosen, weights, order, offsets = self._saved_tensors
+        x, p, chosen, share, weights, order, offsets = self._saved_tensors
         rows: np.ndarray = order // moe.top_k  # (N*top_k,): order holds ints
         x_sorted, dy_sorted = x[rows], dy[rows]  # (N*top_k, d_model), in the forward's order
         w_sorted = weights.ravel()[order, None]  # (N*top_k, 1)
@@ -127,7 +129,7 @@ class GroupedExperts(Layer):
             dx += shared.backward(dy)
             expert_grads.update({f"shared_experts.{j}.{name}": g
                                  for name, g in shared.grads.items()})
-        d_router, dx_router = _router_backward(moe, x, p, chosen, dweights)
+        d_router, dx_router = moe._router_backward(x, p, chosen, share, dweights)
         self._set_grads(router=d_router, **expert_grads)
         return self._unflatten(dx + dx_router)  # dL/dx: (..., d_model)
 
@@ -141,25 +143,3 @@ def _grads(expert: Expert, ran: bool) -> dict[str, FloatArray | None]:
         return expert.grads
     return {name: None if w is None else np.zeros_like(w)
             for name, w in expert.named_parameters().items()}
-
-
-def _router_backward(moe: MixtureOfExperts, x: FloatArray, p: FloatArray, chosen: np.ndarray,
-                     dweights: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """``dL/drouter`` ``(d_model, n_experts)`` and the router's share of ``dL/dx`` ``(N, d_model)``.
-
-    From ``dweights`` ``(N, top_k)``: weights = scale * g / sum(g) (or scale * g) with ``g`` the
-    chosen scores ``p``, through softmax or sigmoid; the choice itself has no gradient.
-    """
-    row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
-    g = p[row, chosen]  # (N, top_k): the chosen scores, before normalising and scaling
-    dg = moe.scale * dweights  # (N, top_k)
-    if moe.normalize:  # dL/dg = (dL/dn - dot(dL/dn, n)) / sum(g), with n = g / sum(g)
-        g_sum = g.sum(axis=-1, keepdims=True)  # (N, 1)
-        dg = (dg - np.sum(dg * (g / g_sum), -1, keepdims=True)) / g_sum
-    dp = np.zeros_like(p)  # (N, n_experts): the unchosen scores get no gradient
-    dp[row, chosen] = dg
-    if moe.score == "softmax":
-        dlogits = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # softmax's chain rule
-    else:
-        dlogits = dp * p * (1.0 - p)  # sigmoid's derivative
-    return x.T @ dlogits, dlogits @ moe.router.T  # (d_model, n_experts), (N, d_model)

@@ -151,8 +151,9 @@ class MixtureOfExperts(Layer):
         p = _softmax(logits) if self.score == "softmax" else \
             1.0 / (1.0 + np.exp(-logits))  # (N, n_experts), sigmoid; exp(710) = inf gives 0
         log_p = self._log_scores(logits)  # log p (softmax: plus a constant a row), finite
-        # The choice: p + bias, or, without a bias, the logits (same order as p, no underflow).
-        choice = logits if self.bias is None else p + self.bias  # (N, n_experts)
+        # The choice: p + bias, or, without a bias, the logits (same order as p, no underflow);
+        # + 0 * p keeps p's NaN: a softmax row with a NaN or inf logit is NaN throughout.
+        choice = logits + 0.0 * p if self.bias is None else p + self.bias  # (N, n_experts)
         if self.n_groups > 1:
             grouped = choice.reshape(len(x), self.n_groups, -1)  # (N, n_groups, group size)
             two = np.argsort(-grouped, axis=-1, kind="stable")[..., :2]  # (N, n_groups, 2)
@@ -206,7 +207,6 @@ class MixtureOfExperts(Layer):
         dy = self._flatten_grad(dy)  # (N, d_model)
         x, p, chosen, share = self._saved_tensors
         weights = self.scale * share  # (N, top_k)
-        row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dx = np.zeros_like(x)  # (N, d_model)
         dweights = np.zeros_like(weights)  # (N, top_k)
         expert_grads: dict[str, FloatArray | None] = {}
@@ -224,6 +224,15 @@ class MixtureOfExperts(Layer):
             dx += shared.backward(dy)
             expert_grads.update({f"shared_experts.{j}.{name}": g
                                  for name, g in shared.grads.items()})
+        d_router, dx_router = self._router_backward(x, p, chosen, share, dweights)
+        self._set_grads(router=d_router, **expert_grads)  # (d_model, n_experts), experts'
+        return self._unflatten(dx + dx_router)  # dL/dx: (..., d_model)
+
+    def _router_backward(self, x: FloatArray, p: FloatArray, chosen: np.ndarray,
+                         share: FloatArray, dweights: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``dL/drouter`` ``(d_model, n_experts)`` and the router's part of ``dL/dx``
+        ``(N, d_model)``, from ``dL/dweights`` ``(N, top_k)`` (the choice has no gradient)."""
+        row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dshare = self.scale * dweights  # (N, top_k): weights = scale * share
         dlogits = np.zeros_like(p)  # (N, n_experts): the unchosen get none, the bias none
         if self.normalize:  # share = softmax(log p of the chosen): softmax's chain rule
@@ -237,8 +246,7 @@ class MixtureOfExperts(Layer):
                 dlogits = p * (dlogits - np.sum(dlogits * p, axis=-1, keepdims=True))
             else:
                 dlogits = dlogits * p * (1.0 - p)  # sigmoid's derivative
-        self._set_grads(router=x.T @ dlogits, **expert_grads)  # (d_model, n_experts), experts'
-        return self._unflatten(dx + dlogits @ self.router.T)  # dL/dx: (..., d_model)
+        return x.T @ dlogits, dlogits @ self.router.T
 
     def named_parameters(self) -> dict[str, FloatArray | None]:
         """``router``, each expert's as ``experts.{i}.{name}``, then ``shared_experts.{j}.{name}``.

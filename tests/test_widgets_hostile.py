@@ -14,9 +14,7 @@ it). Each call must end one of two ways, and ffn on the same inputs the same way
 `python -m tests.test_widgets_hostile` prints how many calls are right, refused clearly,
 silent wrong (a value that is not the oracle's, or any value where a refusal is due) and
 unclear (another error, or one that does not name the argument), and how many ffn answers
-differently. A case whose ffn verdict this tree's ffn does not give yet (issue 30's ffn side,
-fixed in ffn by other work: `ffn_pending` says which) has its JavaScript side checked all the
-same; its ffn side is reported, not asserted, because this module may not edit ffn.
+differently (a test requires none).
 """
 
 from __future__ import annotations
@@ -62,7 +60,6 @@ class LabCase:
     same: Callable[[Any, Any], bool] | None = None  # got, want -> bool; default: ==
     ffn_same: Callable[[Any, Any], bool] | None = None  # for ffn's value, when it differs
     ffn_arg: str = ""  # ffn's name for the argument, where it is not `arg`
-    ffn_pending: str = ""  # this tree's ffn gives another verdict: why (issue 30's ffn side)
 
     def matches(self, got: Any, ffn_side: bool = False) -> bool:
         assert self.oracle is not None
@@ -191,9 +188,9 @@ def counting_cases() -> list[LabCase]:
         cases.append(cf(label, args, arg))
 
     def ll(id: str, args: tuple[Any, ...], arg: str = "",
-           oracle: Callable[[], object] | None = None, pending: str = "") -> LabCase:
+           oracle: Callable[[], object] | None = None) -> LabCase:
         return LabCase(f"llamaDff {id}", "llamaDff", args, lambda: ffn.llama_d_ff(*args), arg,
-                       oracle, ffn_pending=pending)
+                       oracle)
 
     for args in [(4096, 256, None), (4096, 1024, 1.3), (8192, 4096, 1.3), (16384, 4096, 1.2),
                  (10**400, 256, None), (3, 1, 2), (3 * 2**49, 256, None), (2**60, 7, 0.7)]:
@@ -214,7 +211,7 @@ def counting_cases() -> list[LabCase]:
                              ((1, 256, 0.1), "ffn_dim_multiplier", "width truncates to zero")]:
         cases.append(ll(label, args, arg))
     cases.append(ll("d_model 10**400 with a multiplier", (10**400, 256, 1.3),
-                    "ffn_dim_multiplier", pending="ffn raises a bare OverflowError"))
+                    "ffn_dim_multiplier"))
 
     def ca(id: str, args: tuple[Any, ...], arg: str = "",
            oracle: Callable[[], object] | None = None) -> LabCase:
@@ -289,8 +286,8 @@ SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention"
          "name": "name"}
 
 
-def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any], arg: str = "",
-              pending: str = "") -> LabCase:
+def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
+              arg: str = "") -> LabCase:
     """ModelDims(model's fields, changed) in both: refused naming `arg`, or sized alike."""
     fields = {**camel(model), **change}
     kwargs = {SNAKE[k]: v for k, v in fields.items()}
@@ -300,10 +297,9 @@ def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any], arg: str = 
         return ffn.ModelDims(**{**base, **kwargs})
 
     if arg:
-        return LabCase(f"modelDims {id}", "modelDims", (fields,), build, arg, ffn_pending=pending)
+        return LabCase(f"modelDims {id}", "modelDims", (fields,), build, arg)
     return LabCase(f"sizeModel {id}", "sizeModel", (fields, 2),
-                   lambda: expected_size(build(), 2), oracle=lambda: expected_size(build(), 2),
-                   ffn_pending=pending)
+                   lambda: expected_size(build(), 2), oracle=lambda: expected_size(build(), 2))
 
 
 def model_dims_cases() -> list[LabCase]:
@@ -348,8 +344,7 @@ def model_dims_cases() -> list[LabCase]:
                   "ffn_dim_multiplier"),
         dims_case("rule, width zero", LLAMA3, {"dModel": 1, "ffnDimMultiplier": 0.1,
                                                "kvDim": None}, "ffn_dim_multiplier"),
-        dims_case("rule, 400-digit d_model", LLAMA3, {"dModel": 10**400}, "ffn_dim_multiplier",
-                  pending="ffn raises a bare OverflowError"),
+        dims_case("rule, 400-digit d_model", LLAMA3, {"dModel": 10**400}, "ffn_dim_multiplier"),
     ]
     return cases
 
@@ -426,14 +421,14 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
 
 
 def route_case(id: str, logits: Any, top_k: Any, score: Any = "softmax", bias: Any = None,
-               normalize: Any = True, scale: Any = 1.0, arg: str = "", pending: str = "",
+               normalize: Any = True, scale: Any = 1.0, arg: str = "",
                ffn_arg: str = "") -> LabCase:
     args = (logits, top_k, score, bias, normalize, scale)
     n = len(logits) if isinstance(logits, list) and logits else 4
     oracle = None if arg else (lambda: route_oracle(*args))  # type: ignore[arg-type]
     return LabCase(f"route {id}", "route", args,
                    lambda: ffn_route_raw(*args, n=n), arg, oracle, same=close(1e-12),
-                   ffn_arg=ffn_arg, ffn_pending=pending)
+                   ffn_arg=ffn_arg)
 
 
 L4 = [0.1, 2.0, -1.0, 0.5]
@@ -445,17 +440,14 @@ def router_cases() -> list[LabCase]:
         route_case("sigmoid plain", L4, 2, "sigmoid"),
         route_case("sigmoid biased", L4, 2, "sigmoid", [0.0, -1.0, 1.5, 0.0]),
         route_case("softmax no normalize, scale 2.5", L4, 3, "softmax", None, False, 2.5),
-        route_case("sigmoid logits near -800", [-805.0, -800.0, -810.0, -790.0], 2, "sigmoid",
-                   pending="ffn's sigmoid weights are 0 / 0 = NaN"),
-        route_case("sigmoid saturated 40 and 41", [40.0, 41.0, 0.0, -1.0], 1, "sigmoid",
-                   pending="ffn's sigmoid ties at 1.0 and takes the lower index"),
+        route_case("sigmoid logits near -800", [-805.0, -800.0, -810.0, -790.0], 2, "sigmoid"),
+        route_case("sigmoid saturated 40 and 41", [40.0, 41.0, 0.0, -1.0], 1, "sigmoid"),
         route_case("sigmoid NaN logit", [NAN, 1.0, 0.5, -1.0], 2, "sigmoid"),
         route_case("sigmoid NaN logit, all chosen", [NAN, 1.0, 0.5, -1.0], 4, "sigmoid"),
         route_case("softmax NaN logit", [0.0, NAN, 1.0, 2.0], 2, "softmax"),
         route_case("sigmoid inf logit", [INF, 1.0, -INF, 0.0], 2, "sigmoid"),
         route_case("softmax bias picks underflowed experts", [0.0, -1000.0, -1001.0, 5.0], 2,
-                   "softmax", [0.0, 5.0, 5.0, 0.0],
-                   pending="ffn's weights are 0 / 0 = NaN when every chosen score underflows"),
+                   "softmax", [0.0, 5.0, 5.0, 0.0]),
         route_case("sigmoid ties to the lower index", [1.0, 1.0, 1.0, 1.0], 2, "sigmoid"),
     ]
     refused: list[tuple[str, dict[str, Any], str]] = [
@@ -712,13 +704,13 @@ def test_every_export_is_probed_or_placed(lab: NodeLab) -> None:
 @pytest.mark.parametrize("area", AREAS)
 def test_same_verdict_as_ffn(lab: NodeLab, area: str) -> None:
     """Every call of one lab function: right or refused clearly, and ffn gives that verdict
-    too (pending cases: reported by the module's run, see the docstring)."""
+    too."""
     problems = []
     for case in (c for c in CASES if c.js == area):
         result = js_outcome(lab, case)
         if result not in ("right", "refused clearly"):
             problems.append(f"{case.id}: {result}")
-        if case.ffn is not None and not case.ffn_pending and not ffn_agrees(case):
+        if case.ffn is not None and not ffn_agrees(case):
             problems.append(f"{case.id}: ffn gives another verdict")
     assert not problems, "\n".join(problems)
 
@@ -733,7 +725,6 @@ if __name__ == "__main__":
             print(f"  {result}: {case.id}")
     with_ffn = [c for c in CASES if c.ffn is not None]
     differ = [c for c in with_ffn if not ffn_agrees(c)]
-    print(f"{len(with_ffn)} with an ffn counterpart; ffn gives another verdict on {len(differ)}"
-          f" ({sum(bool(c.ffn_pending) for c in differ)} of them pending in ffn):")
+    print(f"{len(with_ffn)} with an ffn counterpart; ffn gives another verdict on {len(differ)}")
     for case in differ:
-        print(f"  {case.id}" + (f"  (pending: {case.ffn_pending})" if case.ffn_pending else ""))
+        print(f"  {case.id}")

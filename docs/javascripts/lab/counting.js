@@ -247,8 +247,11 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     return x;
   };
   const n = float(m.nExperts);
-  // experts_read: n * (1 - (1 - k/n) ** batch); with batch 1, y ** 1 is y in both languages.
-  const read = n * (1.0 - (1.0 - float(m.topK) / n));
+  // experts_read at batch 1, as ffn computes it: exact (top_k itself) for n_experts below
+  // 2**64, else n * -expm1(log1p(-k/n)), the form that cannot cancel.
+  const read = m.topK === m.nExperts ? n
+    : m.nExperts < 2n ** 64n ? float(m.topK)
+    : n * -Math.expm1(Math.log1p(-float(m.topK) / n));
   // Python adds the ints to the float one at a time, each converted to a double first.
   const weights = float(router) + read * float(expert) + float(sharedParameters(m));
   const moeLayers = m.nLayers - m.denseLayers;
