@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.nodeid import NodeId  # see _name_group
 
 from ffn_docs import lighthouse, site
 
@@ -58,8 +57,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-            if getattr(config.option, "loadgroup", False):  # set in pytest-xdist's workers
-                _name_group(item, group)
     if config.getoption("--quick"):
         quick = [i for i in items if not i.get_closest_marker("site")
                  and not i.nodeid.startswith(SLOW)]
@@ -67,15 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = quick
     workers = hasattr(config, "workerinput")  # a pytest-xdist worker
     items.sort(key=lambda item: _rank(item, workers))  # stable: a group keeps its order
-
-
-def _name_group(item: pytest.Item, group: str) -> None:
-    """Give ``item``'s id the ``@group`` suffix pytest-xdist's scheduler groups by. xdist 3.8
-    writes it to ``item._nodeid``, which pytest 9.2 no longer reads (ids are structured): the
-    groups were silently ignored (pytest-xdist issue 1386, fix pending in PR 1388). Here, as
-    that fix does, the structured id gets it. Drop this when xdist does it again."""
-    if "@" not in item.nodeid:
-        item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def _group(item: pytest.Item) -> str | None:
