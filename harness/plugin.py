@@ -1,7 +1,8 @@
 """pytest plugin: run the docs' python blocks and check what the page shows against what they print.
 
-pytest-markdown-docs collects and executes the fences; this plugin adds what it lacks:
-- fences inside admonitions and content tabs are collected (a container-aware parser);
+Each python fence of a Markdown file is a test (`page.md::[CodeFence#2][line:40]`) that runs
+it and then checks the page against what it did:
+- fences inside admonitions and content tabs are collected too (a container-aware parser);
 - stdout of each block is compared with the output block under it (a ```text fence or a
   `<!-- output: markdown -->` region); a block that prints with nothing under it fails unless
   its code says `# output not shown: <reason>`;
@@ -24,15 +25,13 @@ import stat
 import sys
 import tempfile
 import traceback
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from markdown_it import MarkdownIt
-from pytest_markdown_docs._runners import DefaultRunner, register_runner
-from pytest_markdown_docs.definitions import FenceTestDefinition
 
 from harness import optional, words
 from harness import page as pages
@@ -125,11 +124,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _states.pop()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-markdown-docs' own CommonMark parser
-def pytest_markdown_docs_markdown_it() -> MarkdownIt:
-    return pages.parser()
-
-
 class TiesWithoutCode(pytest.Item):
     """A page with prose ties and no python block to run: nothing would check its ties."""
 
@@ -152,25 +146,28 @@ class TiesWithoutCode(pytest.Item):
         return self.path, 0, f"{pages.display(self.path)}: prose ties"
 
 
-class PageWithoutCode(pytest.File):
+class MarkdownPage(pytest.File):
+    """A Markdown file: a test for each python block, or one for prose ties with none to run."""
+
     def collect(self) -> list[pytest.Item]:
+        text = "\n".join(pages.NEWLINES.split(self.path.read_bytes().decode("utf8", "replace")))
+        starts = pages.block_starts(text)
+        if starts:
+            return [BlockItem.from_parent(self, name=f"[CodeFence#{i}][line:{start}]",
+                                          start=start)
+                    for i, start in enumerate(starts, 1)]
+        if pages.TIE_OPEN not in text:
+            return []
+        try:
+            if not pages.load(self.path).orphan_ties:  # `<!--=` only inside fences: no ties
+                return []
+        except ValueError:
+            pass  # the item reports it
         return [TiesWithoutCode.from_parent(self, name="[prose ties]")]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
-    """Collect a page that ties prose to code but runs no block (pytest-markdown-docs would
-    collect nothing from it, and its ties would silently go unchecked)."""
-    if not getattr(parent.config.option, "markdowndocs", False) or file_path.suffix != ".md":
-        return None
-    text = file_path.read_bytes().decode("utf8", "replace")
-    if pages.TIE_OPEN not in text or pages.runs_blocks(text):
-        return None
-    try:
-        if not pages.load(file_path).orphan_ties:  # `<!--=` only inside fences: no ties
-            return None
-    except ValueError:
-        pass  # the item reports it
-    return PageWithoutCode.from_parent(parent, path=file_path)
+    return MarkdownPage.from_parent(parent, path=file_path) if file_path.suffix == ".md" else None
 
 
 def _print_options() -> dict[str, Any]:
@@ -191,15 +188,19 @@ def _exec(block: Block, path: Path, namespace: dict[str, Any]) -> None:
     exec(code, namespace)
 
 
-@register_runner(default=True)
-class CheckedRunner(DefaultRunner):
+class BlockItem(pytest.Item):
     """Runs one block, then checks its printed output and the prose numbers after it."""
 
-    def runtest(self, test: FenceTestDefinition, args: dict[str, Any], **_: Any) -> None:
+    def __init__(self, *, start: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start = start  # the block's first code line (0-based), the fence's 1-based line
+
+    def runtest(self) -> None:
         state = _states[-1]
-        path = Path(test.source_path)
+        path = self.path
         page = state.page(path)
-        block = page.block_at(test.start_line)
+        block = page.block_at(self.start)
+        args = vars(types.ModuleType("fence"))  # a fresh module's globals, as `python page.py`
         if page.orphan_ties and block is page.blocks[0]:
             n, m = page.orphan_ties[0]
             raise DocMismatch(f"{page.name}:{n + 1}: prose number {m['shown']!r} is tied to code "
@@ -256,19 +257,36 @@ class CheckedRunner(DefaultRunner):
                 _exec(earlier, page.path, args)
         return args
 
-    def repr_failure(self, test: FenceTestDefinition, excinfo: Any, style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
         if isinstance(excinfo.value, DocMismatch):
             return str(excinfo.value)
         if isinstance(excinfo.value, HarnessError):
             cause = excinfo.value.__cause__
             return (f"{excinfo.value}: the doc-test harness failed (a bug in harness/, not in "
                     "the page)\n" + "".join(traceback.format_exception(cause)))
-        # The deepest frame in the page names the Markdown line that raised.
-        in_page = [n for f, n in traceback.walk_tb(excinfo.tb)
-                   if f.f_code.co_filename == str(test.source_path)]
-        line = in_page[-1] if in_page else test.start_line
-        where = f"{pages.display(Path(test.source_path))}:{line}: the code block raised\n"
-        return where + super().repr_failure(test, excinfo, style)
+        # The deepest frame in the page names the Markdown line that raised; the traceback
+        # starts at the page's first frame (the harness's own frames above it say nothing).
+        frames = traceback.extract_tb(excinfo.tb)
+        in_page = [i for i, f in enumerate(frames) if f.filename == str(self.path)]
+        line = frames[in_page[-1]].lineno if in_page else self.start
+        code = self.code().rstrip("\n").split("\n")
+        width = len(str(self.start + len(code)))
+        numbered = [f"{n:>{width}}   {ln}" for n, ln in enumerate(code, self.start + 1)]
+        shown = traceback.format_list(frames[in_page[0]:] if in_page else frames)
+        return "\n".join([
+            f"{pages.display(self.path)}:{line}: the code block raised",
+            "Error in code block:", f"{'':>{width}}   ```", *numbered, f"{'':>{width}}   ```",
+            "Traceback (most recent call last):", "".join(shown).rstrip("\n"),
+            excinfo.exconly()])
+
+    def code(self) -> str:
+        """The block's code, as this session read the page."""
+        page = _states[-1].pages.get(self.path)
+        return page.block_at(self.start).code if page is not None else ""
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.start, self.name
 
 
 def _require_torch(page: Page, block: Block) -> None:

@@ -36,8 +36,7 @@ from harness import plugin as harness
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCKS = {p: len(pages.load(p).blocks) for p in sorted(DOCS.rglob("*.md"))}  # parsed once
 PAGES = [p for p, n in BLOCKS.items() if n]
-ARGS = ["-p", "harness.plugin", "--markdown-docs", "--markdown-docs-syntax=superfences",
-        "-p", "no:cacheprovider"]
+ARGS = ["-p", "harness.plugin", "-p", "no:cacheprovider"]
 
 
 def checked_blocks(page: pages.Page) -> list[pages.Block]:
