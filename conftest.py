@@ -88,7 +88,7 @@ def _rank(item: pytest.Item, workers: bool) -> int:
     if item.get_closest_marker("site"):
         return -2 if workers else 2
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
-        return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
+        return 1  # after the pages: they reuse the pages' run, not run them again (page_outputs)
     if Path(str(item.path)).suffix == ".md":
         return -1 if workers else 0
     return 0

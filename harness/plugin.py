@@ -26,6 +26,7 @@ import sys
 import tempfile
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,10 +78,9 @@ class State:
     live: dict[Path, Live] = field(default_factory=dict)
     branch: dict[Path, Live] = field(default_factory=dict)  # the last torch block's, likewise
     edits: dict[Path, list[Edit]] = field(default_factory=dict)
-    # What each block that ran printed (stripped lines) and gave its ties, by page and start
-    # line: a rewritten page is read back and must show exactly this before it is written.
-    ran: dict[Path, dict[int, tuple[list[str], list[str | Exception]]]] = field(
-        default_factory=dict)
+    # What each block that ran printed and gave its ties, by page and start line: a rewritten
+    # page is read back and must show exactly this before it is written; `page_outputs` too.
+    ran: dict[Path, dict[int, tuple[str, list[str | Exception]]]] = field(default_factory=dict)
 
     def page(self, path: Path) -> Page:
         if path not in self.pages:
@@ -101,11 +101,6 @@ class State:
 
 # A stack, so that a pytest run inside a test (the harness's own tests) gets its own state.
 _states: list[State] = []
-
-# What each block printed and what its prose ties gave, by page and block start line, as the
-# blocks ran: tests/test_docs_digits.py checks changed copies of a page against this instead of
-# running the page's code a second time (a changed digit cannot change what the code does).
-RECORDED: dict[Path, dict[int, tuple[str, list[str | Exception]]]] = {}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -188,6 +183,52 @@ def _exec(block: Block, path: Path, namespace: dict[str, Any]) -> None:
     exec(code, namespace)
 
 
+def _enter(state: State, page: Page, block: Block, args: dict[str, Any]) -> dict[str, Any]:
+    """Set up print options and cwd for the block; return the namespace it runs in."""
+    chain = page.chain_before(block)
+    if not chain:
+        for store in (state.branch,) if block.torch else (state.live, state.branch):
+            store.pop(page.path, None)
+        _reset_print_state(None)
+        return args
+    last = state.store(chain[-1]).get(page.path)
+    if last is not None and last.start == chain[-1].start:
+        _reset_print_state(last.print_options)
+        os.chdir(last.cwd)
+        if block.torch and not chain[-1].torch:  # a side branch: numpy's names stay as
+            return dict(last.namespace)  # they were for the numpy blocks after it
+        return last.namespace
+    # Run alone (say with -k): replay the chain quietly, then run this block.
+    _reset_print_state(None)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for earlier in chain:
+            _exec(earlier, page.path, args)
+    return args
+
+
+def run_block(state: State, page: Page, block: Block) -> tuple[str, list[str | Exception]]:
+    """Run ``block`` as its test does, in its chain's namespace, print options and working
+    directory; return (and keep in ``state.ran``) what it printed and what its ties gave."""
+    home = os.getcwd()  # a block's os.chdir must not leak into other chains and pages
+    printed = io.StringIO()
+    try:
+        # A chain's first block starts in a fresh module's globals, as `python page.py` would.
+        namespace = _enter(state, page, block, vars(types.ModuleType("fence")))
+        with contextlib.redirect_stdout(printed):
+            _exec(block, page.path, namespace)
+        try:
+            state.store(block)[page.path] = Live(block.start, namespace, _print_options(),
+                                                 os.getcwd())
+            values = tie_values(block, namespace)  # in the block's print options
+        except Exception as exc:  # the block ran: what failed is the harness
+            raise HarnessError(f"{page.name}:{block.start}") from exc
+    finally:
+        os.chdir(home)
+        _reset_print_state(None)
+    state.ran.setdefault(page.path, {})[block.start] = (printed.getvalue(), values)
+    return printed.getvalue(), values
+
+
 class BlockItem(pytest.Item):
     """Runs one block, then checks its printed output and the prose numbers after it."""
 
@@ -200,7 +241,6 @@ class BlockItem(pytest.Item):
         path = self.path
         page = state.page(path)
         block = page.block_at(self.start)
-        args = vars(types.ModuleType("fence"))  # a fresh module's globals, as `python page.py`
         if page.orphan_ties and block is page.blocks[0]:
             n, m = page.orphan_ties[0]
             raise DocMismatch(f"{page.name}:{n + 1}: prose number {m['shown']!r} is tied to code "
@@ -208,54 +248,16 @@ class BlockItem(pytest.Item):
         if block.torch:
             _require_torch(page, block)
 
-        home = os.getcwd()  # a block's os.chdir must not leak into other chains and pages
-        printed = io.StringIO()
+        printed, values = run_block(state, page, block)
         try:
-            namespace = self._enter(state, page, block, args)
-            with contextlib.redirect_stdout(printed):
-                _exec(block, path, namespace)
-            try:
-                state.store(block)[path] = Live(block.start, namespace, _print_options(),
-                                                os.getcwd())
-                values = tie_values(block, namespace)
-                RECORDED.setdefault(path.resolve(), {})[block.start] = (printed.getvalue(),
-                                                                         values)
-                problems = _check_output(state, page, block, printed.getvalue())
-                problems += _check_ties(state, page, block, values)
-                state.ran.setdefault(path, {})[block.start] = (_produced(printed.getvalue()),
-                                                               values)
-            except DocMismatch:
-                raise
-            except Exception as exc:  # the block ran: what failed is the harness
-                raise HarnessError(f"{page.name}:{block.start}") from exc
-        finally:
-            os.chdir(home)
-            _reset_print_state(None)
+            problems = _check_output(state, page, block, printed)
+            problems += _check_ties(state, page, block, values)
+        except DocMismatch:
+            raise
+        except Exception as exc:  # the block ran: what failed is the harness
+            raise HarnessError(f"{page.name}:{block.start}") from exc
         if problems:
             raise DocMismatch("\n\n".join(problems))
-
-    @staticmethod
-    def _enter(state: State, page: Page, block: Block, args: dict[str, Any]) -> dict[str, Any]:
-        """Set up print options and cwd for the block; return the namespace it runs in."""
-        chain = page.chain_before(block)
-        if not chain:
-            for store in (state.branch,) if block.torch else (state.live, state.branch):
-                store.pop(page.path, None)
-            _reset_print_state(None)
-            return args
-        last = state.store(chain[-1]).get(page.path)
-        if last is not None and last.start == chain[-1].start:
-            _reset_print_state(last.print_options)
-            os.chdir(last.cwd)
-            if block.torch and not chain[-1].torch:  # a side branch: numpy's names stay as
-                return dict(last.namespace)  # they were for the numpy blocks after it
-            return last.namespace
-        # Run alone (say with -k): replay the chain quietly, then run this block.
-        _reset_print_state(None)
-        with contextlib.redirect_stdout(io.StringIO()):
-            for earlier in chain:
-                _exec(earlier, page.path, args)
-        return args
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
@@ -303,6 +305,31 @@ def _require_torch(page: Page, block: Block) -> None:
         raise DocMismatch(f"{where}: {optional.REQUIRE}=1 but torch cannot be imported "
                           f"({reason}): the PyTorch tab must run")
     pytest.skip(f"{where}: torch is not installed: PyTorch tab not run ({reason})")
+
+
+Outputs = dict[int, tuple[str, list[str | Exception]]]
+
+
+@pytest.fixture
+def page_outputs() -> Callable[[Path], Outputs]:
+    """``page_outputs(path)``: what each block of the page prints and what each of its prose
+    ties gives, by block start line, for the blocks the harness runs here (a PyTorch tab only
+    where torch imports). From this session's run of the page's tests when they all ran in
+    this process before; otherwise the blocks are run here first, quietly, in page order."""
+    def outputs(path: Path) -> Outputs:
+        state = _states[-1]
+        page = state.page(path)
+        blocks = [b for b in page.blocks if not (b.torch and optional.torch_missing() is not None
+                                                 and not optional.required())]
+        ran = state.ran.get(page.path, {})
+        if any(b.start not in ran for b in blocks):
+            for block in blocks:
+                if block.torch:
+                    _require_torch(page, block)  # FFN_REQUIRE_TORCH=1 without torch: fails
+                run_block(state, page, block)
+            ran = state.ran[page.path]
+        return {b.start: ran[b.start] for b in blocks}
+    return outputs
 
 
 def _diff(shown: list[str], produced: list[str]) -> str:
@@ -476,7 +503,8 @@ def _reads_back(state: State, page: Page, lines: list[str]) -> str | None:
             return f"the prose ties after line {block.start} would change"
         if old.start not in ran:  # not run (deselected, or a torch block without torch)
             continue
-        produced, values = ran[old.start]
+        printed, values = ran[old.start]
+        produced = _produced(printed)
         if _shown(new, block) != produced and not (old.exempt and block.output is None):
             return f"the output of the block at line {block.start} would not read back"
         for (_, m), value in zip(block.ties, values, strict=False):
