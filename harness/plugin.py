@@ -119,6 +119,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _states.pop()
 
 
+@pytest.hookimpl(trylast=True)  # after any shuffle (pytest-randomly) or sort of the tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A page's blocks run from the top of the page down, wherever its tests are placed: a
+    `continuation` block builds on the block above it (run out of order, each would run its
+    chain again). Other tests, and the pages among them, keep the order they were given."""
+    places = [i for i, item in enumerate(items) if isinstance(item, BlockItem)]
+    blocks = [item for item in items if isinstance(item, BlockItem)]
+    pages_in_order: dict[Path, int] = {}  # by where each page's first test was placed
+    for block in blocks:
+        pages_in_order.setdefault(block.path, len(pages_in_order))
+    blocks.sort(key=lambda block: (pages_in_order[block.path], block.start))
+    for i, block in zip(places, blocks, strict=True):
+        items[i] = block
+
+
 class TiesWithoutCode(pytest.Item):
     """A page with prose ties and no python block to run: nothing would check its ties."""
 

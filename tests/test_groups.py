@@ -25,7 +25,7 @@ def test_a_group_runs_on_one_worker(pytester: pytest.Pytester) -> None:
     for name in "abcd":
         pytester.makepyfile(**{f"test_{name}": GROUPED})
     result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "-v",
-                                           "-p", "no:cacheprovider", "-p", "no:randomly")
+                                           "-p", "no:cacheprovider")
     result.assert_outcomes(passed=12)
     ran = re.findall(r"\[(gw\d+)\].*PASSED test_\w\.py::test_grouped\[\d\]@one",
                      result.stdout.str())
