@@ -2,7 +2,7 @@
 
 Here at the root, so that a run of one page (`./scripts/test docs/gelu.md`) has them too:
 the docs harness (output and prose-number checks, harness/plugin.py), the `needs` marker
-(harness/requires.py) and pytester (the harness's own tests).
+(tooling/requires.py) and pytester (the harness's own tests).
 
 - `./scripts/test`: everything.
 - `./scripts/test --quick`: the unit tests, the harness's own tests and every page's blocks:
@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from ffn_docs import lighthouse, site
+from tooling import lighthouse, site
 
-pytest_plugins = ["harness.plugin", "harness.requires", "pytester"]
+pytest_plugins = ["harness.plugin", "tooling.requires", "pytester"]
 
 # Not part of --quick, which is the unit tests, the harness's own tests and the pages: these
 # need no built site but check tooling or start other processes, for a minute and more in all:
