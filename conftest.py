@@ -102,8 +102,13 @@ def pytest_sessionstart() -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Lighthouse's table and the screenshots, when this session wrote them (through files:
-    under pytest-xdist a worker runs those tests and this process writes the summary)."""
+    """The shuffled order's seed (pytest-randomly prints it only in the header, which -q
+    hides), then Lighthouse's table and the screenshots, when this session wrote them
+    (through files: under pytest-xdist a worker runs those tests and this process writes the
+    summary)."""
+    seed = getattr(terminalreporter.config.option, "randomly_seed", None)
+    if isinstance(seed, int):  # not with -p no:randomly
+        terminalreporter.write_line(f"tests shuffled: --randomly-seed={seed} repeats the order")
     def fresh(path: Path) -> bool:
         return bool(_STARTED) and path.is_file() and path.stat().st_mtime >= _STARTED[0]
 
