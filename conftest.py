@@ -2,7 +2,7 @@
 
 Here at the root, so that a run of one page (`./scripts/test docs/gelu.md`) has them too:
 the docs harness (output and prose-number checks, harness/plugin.py), the `needs` marker
-(harness/requires.py) and pytester (the harness's own tests).
+(tooling/requires.py) and pytester (the harness's own tests).
 
 - `./scripts/test`: everything.
 - `./scripts/test --quick`: the unit tests, the harness's own tests and every page's blocks:
@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.nodeid import NodeId  # see _name_group
 
-from ffn_docs import lighthouse, site
+from tooling import lighthouse, site
 
-pytest_plugins = ["harness.plugin", "harness.requires", "pytester"]
+pytest_plugins = ["harness.plugin", "tooling.requires", "pytester"]
 
 # Not part of --quick, which is the unit tests, the harness's own tests and the pages: these
 # need no built site but check tooling or start other processes, for a minute and more in all:
@@ -68,8 +67,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-            if getattr(config.option, "loadgroup", False):  # set in pytest-xdist's workers
-                _name_group(item, group)
     if config.getoption("--quick"):
         quick = [i for i in items if not i.get_closest_marker("site")
                  and not i.nodeid.startswith(SLOW)]
@@ -77,15 +74,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = quick
     workers = hasattr(config, "workerinput")  # a pytest-xdist worker
     items.sort(key=lambda item: _rank(item, workers))  # stable: a group keeps its order
-
-
-def _name_group(item: pytest.Item, group: str) -> None:
-    """Give ``item``'s id the ``@group`` suffix pytest-xdist's scheduler groups by. xdist 3.8
-    writes it to ``item._nodeid``, which pytest 9.2 no longer reads (ids are structured): the
-    groups were silently ignored (pytest-xdist issue 1386, fix pending in PR 1388). Here, as
-    that fix does, the structured id gets it. Drop this when xdist does it again."""
-    if "@" not in item.nodeid:
-        item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -110,7 +98,7 @@ def _rank(item: pytest.Item, workers: bool) -> int:
     if item.get_closest_marker("site"):
         return -2 if workers else 2
     if item.nodeid.startswith("tests/test_docs_digits.py::"):
-        return 1  # they reuse what the pages printed in this run (tests/test_docs_digits.py)
+        return 1  # after the pages: they reuse the pages' run, not run them again (page_outputs)
     if Path(str(item.path)).suffix == ".md":
         return -1 if workers else 0
     return 0
@@ -124,8 +112,13 @@ def pytest_sessionstart() -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Lighthouse's table and the screenshots, when this session wrote them (through files:
-    under pytest-xdist a worker runs those tests and this process writes the summary)."""
+    """The shuffled order's seed (pytest-randomly prints it only in the header, which -q
+    hides), then Lighthouse's table and the screenshots, when this session wrote them
+    (through files: under pytest-xdist a worker runs those tests and this process writes the
+    summary)."""
+    seed = getattr(terminalreporter.config.option, "randomly_seed", None)
+    if isinstance(seed, int):  # not with -p no:randomly
+        terminalreporter.write_line(f"tests shuffled: --randomly-seed={seed} repeats the order")
     def fresh(path: Path) -> bool:
         return bool(_STARTED) and path.is_file() and path.stat().st_mtime >= _STARTED[0]
 

@@ -1,6 +1,8 @@
-"""Build-time helpers for the site, kept out of `ffn`: Python-Markdown extensions that
-mkdocs.yml names under `markdown_extensions`, so that MkDocs and Zensical both run them, and
-the CSS pruning that hooks/notebooks.py applies to notebook pages (notebook_css).
+"""What the site's pages are made of, kept out of `ffn`: Python-Markdown extensions that
+mkdocs.yml names under `markdown_extensions`, so that MkDocs and Zensical both run them
+(mathml, tables), the CSS pruning that hooks/notebooks.py applies to notebook pages
+(notebook_css), and the widgets' tables and data, computed by `ffn` (widgets and the modules
+it registers). Building, serving and inspecting the site is tooling/'s.
 
 Importable without being in the wheel: the editable install (`pip install -e .`, done by
 scripts/_env.sh) puts the repository root on sys.path, as `ffn`'s parent directory.

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from markdown_it import MarkdownIt
-from pytest_markdown_docs.plugin import parse_superfences_block_info
 
 # A Material admonition (`!!!`, `???`, `???+`) or content tab (`===`) header. Its body is
 # indented by four spaces, which hides fenced code from a CommonMark parser.
 _CONTAINER = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?|===) ")
-# Python fence languages pytest-markdown-docs executes.
+# Python fence languages the harness runs.
 PYTHON_LANGS = ("py", "python", "python3")
 # Opening and closing lines of an output region rendered as Markdown (tables, lists).
 MD_OUTPUT_OPEN = "<!-- output: markdown -->"
@@ -39,12 +38,11 @@ BOM = "\ufeff"
 NEWLINES = re.compile(r"\r\n|\r|\n")
 # A fence's opening run (CommonMark: three or more backticks or tildes).
 _FENCE = re.compile(r"^ *(?P<fence>`{3,}|~{3,})")
-# Fence options pytest-markdown-docs or this harness act on. Anything else on a python fence is
-# a typo (`continuaton`) that would silently change what runs, except `key="value"` attributes
+# Fence options the harness acts on. Anything else on a python fence is a typo
+# (`continuaton`) that would silently change what runs, except `key="value"` attributes
 # (Material's `title="..."`, `linenums="1"`, `hl_lines="2 3"`), which only change the looks.
 # `torch` marks a PyTorch block: run only where `import torch` works (see the plugin).
 OPTIONS = ("continuation", "notest", "torch")
-OPTION_PREFIXES = ("fixture:", "runner:", "retry:")
 _ATTRIBUTE = re.compile(r"""[\w-]+=(?:"[^"]*"|'[^']*'|\S*)""")
 # A block that prints but shows no output says why, in a comment the reader sees.
 EXEMPT = re.compile(r"#[ \t]*output not shown:[ \t]*\S")
@@ -196,21 +194,38 @@ def read(path: Path) -> tuple[list[str], str]:
     return NEWLINES.split(text), newline
 
 
-def runs_blocks(text: str) -> bool:
-    """Whether pytest-markdown-docs collects a python block from the page's text."""
+def fence_info(info: str) -> list[str]:
+    """A fence's language, then its options and attributes: from `python continuation`, or
+    from PyMdown superfences' `{.python continuation title="x"}`, where the language is the
+    first word that starts with a dot."""
+    info = info.strip()
+    if not info.startswith("{"):
+        return info.split()
+    words = info.strip("{}").split()
+    lang = next((w for w in words if w.startswith(".")), None)
+    if lang is None:
+        return words
+    words.remove(lang)
+    return [lang[1:], *words]
+
+
+def block_starts(text: str) -> list[int]:
+    """The first code line (0-based) of each python block of the page's text that runs, even
+    on a page too malformed to `parse` (each block's test then reports it)."""
+    starts = []
     for tok in parser().parse(text):
-        info = parse_superfences_block_info(tok.info) if tok.type == "fence" else []
-        if info and info[0] in PYTHON_LANGS and "notest" not in info:
-            return True
-    return False
+        info = fence_info(tok.info) if tok.type == "fence" else []
+        if tok.map and info and info[0] in PYTHON_LANGS and "notest" not in info:
+            starts.append(tok.map[0] + 1)
+    return starts
 
 
 def _check_options(info: str, where: str) -> None:
     words = _ATTRIBUTE.sub(" ", info.strip().strip("{}")).split()
     lang = next((w for w in words if w.startswith(".")), None) if info.strip()[:1] == "{" else None
     for word in words[1:] if lang is None else [w for w in words if w != lang]:
-        if word not in OPTIONS and not word.startswith(OPTION_PREFIXES):
-            valid = ", ".join([*OPTIONS, *(p + "..." for p in OPTION_PREFIXES)])
+        if word not in OPTIONS:
+            valid = ", ".join(OPTIONS)
             raise ValueError(f"{where}: unknown fence option {word!r} (valid: {valid}, "
                              'and attributes such as title="...")')
 
@@ -229,7 +244,7 @@ def parse(path: Path, lines: list[str], newline: str = "\n") -> Page:
         if tok.type != "fence" or not tok.map:
             continue
         fenced.update(range(*tok.map))
-        info = parse_superfences_block_info(tok.info)
+        info = fence_info(tok.info)
         if not info or info[0] not in PYTHON_LANGS:
             continue
         _check_options(tok.info, f"{display(path)}:{tok.map[0] + 1}")
@@ -318,7 +333,7 @@ def _output_at(tokens: list, j: int, lines: list[str], path: Path) -> Output | N
         return None
     tok = tokens[j]
     first, last = tok.map
-    if tok.type == "fence" and parse_superfences_block_info(tok.info)[:1] == ["text"]:
+    if tok.type == "fence" and fence_info(tok.info)[:1] == ["text"]:
         fence = _FENCE.match(lines[first])["fence"]  # type: ignore[index]
         closed = _closed(tok, lines)
         return Output("text", first, first + 1, last - 1 if closed else last, last,

@@ -1,7 +1,8 @@
 """pytest plugin: run the docs' python blocks and check what the page shows against what they print.
 
-pytest-markdown-docs collects and executes the fences; this plugin adds what it lacks:
-- fences inside admonitions and content tabs are collected (a container-aware parser);
+Each python fence of a Markdown file is a test (`page.md::[CodeFence#2][line:40]`) that runs
+it and then checks the page against what it did:
+- fences inside admonitions and content tabs are collected too (a container-aware parser);
 - stdout of each block is compared with the output block under it (a ```text fence or a
   `<!-- output: markdown -->` region); a block that prints with nothing under it fails unless
   its code says `# output not shown: <reason>`;
@@ -24,15 +25,14 @@ import stat
 import sys
 import tempfile
 import traceback
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from markdown_it import MarkdownIt
-from pytest_markdown_docs._runners import DefaultRunner, register_runner
-from pytest_markdown_docs.definitions import FenceTestDefinition
 
 from harness import optional, words
 from harness import page as pages
@@ -78,10 +78,9 @@ class State:
     live: dict[Path, Live] = field(default_factory=dict)
     branch: dict[Path, Live] = field(default_factory=dict)  # the last torch block's, likewise
     edits: dict[Path, list[Edit]] = field(default_factory=dict)
-    # What each block that ran printed (stripped lines) and gave its ties, by page and start
-    # line: a rewritten page is read back and must show exactly this before it is written.
-    ran: dict[Path, dict[int, tuple[list[str], list[str | Exception]]]] = field(
-        default_factory=dict)
+    # What each block that ran printed and gave its ties, by page and start line: a rewritten
+    # page is read back and must show exactly this before it is written; `page_outputs` too.
+    ran: dict[Path, dict[int, tuple[str, list[str | Exception]]]] = field(default_factory=dict)
 
     def page(self, path: Path) -> Page:
         if path not in self.pages:
@@ -103,11 +102,6 @@ class State:
 # A stack, so that a pytest run inside a test (the harness's own tests) gets its own state.
 _states: list[State] = []
 
-# What each block printed and what its prose ties gave, by page and block start line, as the
-# blocks ran: tests/test_docs_digits.py checks changed copies of a page against this instead of
-# running the page's code a second time (a changed digit cannot change what the code does).
-RECORDED: dict[Path, dict[int, tuple[str, list[str | Exception]]]] = {}
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -125,9 +119,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _states.pop()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-markdown-docs' own CommonMark parser
-def pytest_markdown_docs_markdown_it() -> MarkdownIt:
-    return pages.parser()
+@pytest.hookimpl(trylast=True)  # after any shuffle (pytest-randomly) or sort of the tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A page's blocks run from the top of the page down, wherever its tests are placed: a
+    `continuation` block builds on the block above it (run out of order, each would run its
+    chain again). Other tests, and the pages among them, keep the order they were given."""
+    places = [i for i, item in enumerate(items) if isinstance(item, BlockItem)]
+    blocks = [item for item in items if isinstance(item, BlockItem)]
+    pages_in_order: dict[Path, int] = {}  # by where each page's first test was placed
+    for block in blocks:
+        pages_in_order.setdefault(block.path, len(pages_in_order))
+    blocks.sort(key=lambda block: (pages_in_order[block.path], block.start))
+    for i, block in zip(places, blocks, strict=True):
+        items[i] = block
 
 
 class TiesWithoutCode(pytest.Item):
@@ -152,25 +156,28 @@ class TiesWithoutCode(pytest.Item):
         return self.path, 0, f"{pages.display(self.path)}: prose ties"
 
 
-class PageWithoutCode(pytest.File):
+class MarkdownPage(pytest.File):
+    """A Markdown file: a test for each python block, or one for prose ties with none to run."""
+
     def collect(self) -> list[pytest.Item]:
+        text = "\n".join(pages.NEWLINES.split(self.path.read_bytes().decode("utf8", "replace")))
+        starts = pages.block_starts(text)
+        if starts:
+            return [BlockItem.from_parent(self, name=f"[CodeFence#{i}][line:{start}]",
+                                          start=start)
+                    for i, start in enumerate(starts, 1)]
+        if pages.TIE_OPEN not in text:
+            return []
+        try:
+            if not pages.load(self.path).orphan_ties:  # `<!--=` only inside fences: no ties
+                return []
+        except ValueError:
+            pass  # the item reports it
         return [TiesWithoutCode.from_parent(self, name="[prose ties]")]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
-    """Collect a page that ties prose to code but runs no block (pytest-markdown-docs would
-    collect nothing from it, and its ties would silently go unchecked)."""
-    if not getattr(parent.config.option, "markdowndocs", False) or file_path.suffix != ".md":
-        return None
-    text = file_path.read_bytes().decode("utf8", "replace")
-    if pages.TIE_OPEN not in text or pages.runs_blocks(text):
-        return None
-    try:
-        if not pages.load(file_path).orphan_ties:  # `<!--=` only inside fences: no ties
-            return None
-    except ValueError:
-        pass  # the item reports it
-    return PageWithoutCode.from_parent(parent, path=file_path)
+    return MarkdownPage.from_parent(parent, path=file_path) if file_path.suffix == ".md" else None
 
 
 def _print_options() -> dict[str, Any]:
@@ -191,15 +198,64 @@ def _exec(block: Block, path: Path, namespace: dict[str, Any]) -> None:
     exec(code, namespace)
 
 
-@register_runner(default=True)
-class CheckedRunner(DefaultRunner):
+def _enter(state: State, page: Page, block: Block, args: dict[str, Any]) -> dict[str, Any]:
+    """Set up print options and cwd for the block; return the namespace it runs in."""
+    chain = page.chain_before(block)
+    if not chain:
+        for store in (state.branch,) if block.torch else (state.live, state.branch):
+            store.pop(page.path, None)
+        _reset_print_state(None)
+        return args
+    last = state.store(chain[-1]).get(page.path)
+    if last is not None and last.start == chain[-1].start:
+        _reset_print_state(last.print_options)
+        os.chdir(last.cwd)
+        if block.torch and not chain[-1].torch:  # a side branch: numpy's names stay as
+            return dict(last.namespace)  # they were for the numpy blocks after it
+        return last.namespace
+    # Run alone (say with -k): replay the chain quietly, then run this block.
+    _reset_print_state(None)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for earlier in chain:
+            _exec(earlier, page.path, args)
+    return args
+
+
+def run_block(state: State, page: Page, block: Block) -> tuple[str, list[str | Exception]]:
+    """Run ``block`` as its test does, in its chain's namespace, print options and working
+    directory; return (and keep in ``state.ran``) what it printed and what its ties gave."""
+    home = os.getcwd()  # a block's os.chdir must not leak into other chains and pages
+    printed = io.StringIO()
+    try:
+        # A chain's first block starts in a fresh module's globals, as `python page.py` would.
+        namespace = _enter(state, page, block, vars(types.ModuleType("fence")))
+        with contextlib.redirect_stdout(printed):
+            _exec(block, page.path, namespace)
+        try:
+            state.store(block)[page.path] = Live(block.start, namespace, _print_options(),
+                                                 os.getcwd())
+            values = tie_values(block, namespace)  # in the block's print options
+        except Exception as exc:  # the block ran: what failed is the harness
+            raise HarnessError(f"{page.name}:{block.start}") from exc
+    finally:
+        os.chdir(home)
+        _reset_print_state(None)
+    state.ran.setdefault(page.path, {})[block.start] = (printed.getvalue(), values)
+    return printed.getvalue(), values
+
+
+class BlockItem(pytest.Item):
     """Runs one block, then checks its printed output and the prose numbers after it."""
 
-    def runtest(self, test: FenceTestDefinition, args: dict[str, Any], **_: Any) -> None:
+    def __init__(self, *, start: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start = start  # the block's first code line (0-based), the fence's 1-based line
+
+    def runtest(self) -> None:
         state = _states[-1]
-        path = Path(test.source_path)
+        path = self.path
         page = state.page(path)
-        block = page.block_at(test.start_line)
+        block = page.block_at(self.start)
         if page.orphan_ties and block is page.blocks[0]:
             n, m = page.orphan_ties[0]
             raise DocMismatch(f"{page.name}:{n + 1}: prose number {m['shown']!r} is tied to code "
@@ -207,68 +263,47 @@ class CheckedRunner(DefaultRunner):
         if block.torch:
             _require_torch(page, block)
 
-        home = os.getcwd()  # a block's os.chdir must not leak into other chains and pages
-        printed = io.StringIO()
+        printed, values = run_block(state, page, block)
         try:
-            namespace = self._enter(state, page, block, args)
-            with contextlib.redirect_stdout(printed):
-                _exec(block, path, namespace)
-            try:
-                state.store(block)[path] = Live(block.start, namespace, _print_options(),
-                                                os.getcwd())
-                values = tie_values(block, namespace)
-                RECORDED.setdefault(path.resolve(), {})[block.start] = (printed.getvalue(),
-                                                                         values)
-                problems = _check_output(state, page, block, printed.getvalue())
-                problems += _check_ties(state, page, block, values)
-                state.ran.setdefault(path, {})[block.start] = (_produced(printed.getvalue()),
-                                                               values)
-            except DocMismatch:
-                raise
-            except Exception as exc:  # the block ran: what failed is the harness
-                raise HarnessError(f"{page.name}:{block.start}") from exc
-        finally:
-            os.chdir(home)
-            _reset_print_state(None)
+            problems = _check_output(state, page, block, printed)
+            problems += _check_ties(state, page, block, values)
+        except DocMismatch:
+            raise
+        except Exception as exc:  # the block ran: what failed is the harness
+            raise HarnessError(f"{page.name}:{block.start}") from exc
         if problems:
             raise DocMismatch("\n\n".join(problems))
 
-    @staticmethod
-    def _enter(state: State, page: Page, block: Block, args: dict[str, Any]) -> dict[str, Any]:
-        """Set up print options and cwd for the block; return the namespace it runs in."""
-        chain = page.chain_before(block)
-        if not chain:
-            for store in (state.branch,) if block.torch else (state.live, state.branch):
-                store.pop(page.path, None)
-            _reset_print_state(None)
-            return args
-        last = state.store(chain[-1]).get(page.path)
-        if last is not None and last.start == chain[-1].start:
-            _reset_print_state(last.print_options)
-            os.chdir(last.cwd)
-            if block.torch and not chain[-1].torch:  # a side branch: numpy's names stay as
-                return dict(last.namespace)  # they were for the numpy blocks after it
-            return last.namespace
-        # Run alone (say with -k): replay the chain quietly, then run this block.
-        _reset_print_state(None)
-        with contextlib.redirect_stdout(io.StringIO()):
-            for earlier in chain:
-                _exec(earlier, page.path, args)
-        return args
-
-    def repr_failure(self, test: FenceTestDefinition, excinfo: Any, style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
         if isinstance(excinfo.value, DocMismatch):
             return str(excinfo.value)
         if isinstance(excinfo.value, HarnessError):
             cause = excinfo.value.__cause__
             return (f"{excinfo.value}: the doc-test harness failed (a bug in harness/, not in "
                     "the page)\n" + "".join(traceback.format_exception(cause)))
-        # The deepest frame in the page names the Markdown line that raised.
-        in_page = [n for f, n in traceback.walk_tb(excinfo.tb)
-                   if f.f_code.co_filename == str(test.source_path)]
-        line = in_page[-1] if in_page else test.start_line
-        where = f"{pages.display(Path(test.source_path))}:{line}: the code block raised\n"
-        return where + super().repr_failure(test, excinfo, style)
+        # The deepest frame in the page names the Markdown line that raised; the traceback
+        # starts at the page's first frame (the harness's own frames above it say nothing).
+        frames = traceback.extract_tb(excinfo.tb)
+        in_page = [i for i, f in enumerate(frames) if f.filename == str(self.path)]
+        line = frames[in_page[-1]].lineno if in_page else self.start
+        code = self.code().rstrip("\n").split("\n")
+        width = len(str(self.start + len(code)))
+        numbered = [f"{n:>{width}}   {ln}" for n, ln in enumerate(code, self.start + 1)]
+        shown = traceback.format_list(frames[in_page[0]:] if in_page else frames)
+        return "\n".join([
+            f"{pages.display(self.path)}:{line}: the code block raised",
+            "Error in code block:", f"{'':>{width}}   ```", *numbered, f"{'':>{width}}   ```",
+            "Traceback (most recent call last):", "".join(shown).rstrip("\n"),
+            excinfo.exconly()])
+
+    def code(self) -> str:
+        """The block's code, as this session read the page."""
+        page = _states[-1].pages.get(self.path)
+        return page.block_at(self.start).code if page is not None else ""
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.start, self.name
 
 
 def _require_torch(page: Page, block: Block) -> None:
@@ -285,6 +320,31 @@ def _require_torch(page: Page, block: Block) -> None:
         raise DocMismatch(f"{where}: {optional.REQUIRE}=1 but torch cannot be imported "
                           f"({reason}): the PyTorch tab must run")
     pytest.skip(f"{where}: torch is not installed: PyTorch tab not run ({reason})")
+
+
+Outputs = dict[int, tuple[str, list[str | Exception]]]
+
+
+@pytest.fixture
+def page_outputs() -> Callable[[Path], Outputs]:
+    """``page_outputs(path)``: what each block of the page prints and what each of its prose
+    ties gives, by block start line, for the blocks the harness runs here (a PyTorch tab only
+    where torch imports). From this session's run of the page's tests when they all ran in
+    this process before; otherwise the blocks are run here first, quietly, in page order."""
+    def outputs(path: Path) -> Outputs:
+        state = _states[-1]
+        page = state.page(path)
+        blocks = [b for b in page.blocks if not (b.torch and optional.torch_missing() is not None
+                                                 and not optional.required())]
+        ran = state.ran.get(page.path, {})
+        if any(b.start not in ran for b in blocks):
+            for block in blocks:
+                if block.torch:
+                    _require_torch(page, block)  # FFN_REQUIRE_TORCH=1 without torch: fails
+                run_block(state, page, block)
+            ran = state.ran[page.path]
+        return {b.start: ran[b.start] for b in blocks}
+    return outputs
 
 
 def _diff(shown: list[str], produced: list[str]) -> str:
@@ -458,7 +518,8 @@ def _reads_back(state: State, page: Page, lines: list[str]) -> str | None:
             return f"the prose ties after line {block.start} would change"
         if old.start not in ran:  # not run (deselected, or a torch block without torch)
             continue
-        produced, values = ran[old.start]
+        printed, values = ran[old.start]
+        produced = _produced(printed)
         if _shown(new, block) != produced and not (old.exempt and block.output is None):
             return f"the output of the block at line {block.start} would not read back"
         for (_, m), value in zip(block.ties, values, strict=False):

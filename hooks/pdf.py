@@ -37,7 +37,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-from ffn_docs import chromium
+from tooling import chromium
 
 log = logging.getLogger("mkdocs.hooks.pdf")
 

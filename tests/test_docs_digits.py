@@ -6,16 +6,16 @@ changed place must be reported at its own `file:line` by the harness's checks. T
 sitting under a python block.
 
 A changed digit in an output or in prose cannot change what the page's code does, so the code
-need not run again for the changed copies (it takes up to a minute and a half on one page):
+need not run again for the changed copies (it takes up to a minute and a half on one page): the
+copies are checked with the harness's own checks (`_check_output`, `_check_ties`) against what
+each block of the page printed and each tie gave, from the harness's `page_outputs` fixture
+(this session's run of the page when it ran in this process first, as the root conftest.py
+arranges; else a run of the page's blocks by the fixture).
 
-- where the docs run of this session ran the page (the root conftest.py orders these tests after
-  it), the copies are checked with the harness's own checks (`_check_output`, `_check_ties`)
-  against what each block printed and each tie gave in that run (`harness.RECORDED`);
-- otherwise (this file run alone), round 0's copy is run by the harness in a pytester session,
-  and right after each block the same checks also compare rounds 1 and 2's copies with it.
-
-The page with the fewest blocks always takes the second way too, so the whole path (the harness
-running a changed page and naming its lines) stays tested in every run.
+The page with the fewest blocks is also checked the long way: round 0's copy is run by the
+harness in a pytester session, and right after each block the same checks also compare rounds
+1 and 2's copies with it, so the whole path (the harness running a changed page and naming its
+lines) stays tested in every run.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,7 @@ from harness import plugin as harness
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCKS = {p: len(pages.load(p).blocks) for p in sorted(DOCS.rglob("*.md"))}  # parsed once
 PAGES = [p for p, n in BLOCKS.items() if n]
-ARGS = ["-p", "harness.plugin", "--markdown-docs", "--markdown-docs-syntax=superfences",
-        "-p", "no:cacheprovider"]
+ARGS = ["-p", "harness.plugin", "-p", "no:cacheprovider"]
 
 
 def checked_blocks(page: pages.Page) -> list[pages.Block]:
@@ -105,12 +105,9 @@ def _checking_other_rounds(check: Any, first: Path, others: list[pages.Page]) ->
     return checked
 
 
-def _report_from_record(page: pages.Page, copies: list[Path]) -> str | None:
-    """The harness's complaints about the changed copies, from what the page's blocks printed
-    and gave when the docs ran in this session; None if they did not all run."""
-    record = harness.RECORDED.get(page.path.resolve(), {})
-    if any(b.start not in record for b in checked_blocks(page)):
-        return None
+def _report_from_record(record: harness.Outputs, copies: list[Path]) -> str:
+    """The harness's complaints about the changed copies, from what the page's blocks print
+    and give (``record``, by block start line)."""
     state = harness.State(update=False)
     problems: list[str] = []
     for copy in copies:
@@ -141,7 +138,8 @@ CASES = [(p, "recorded") for p in PAGES] + [(FEWEST_BLOCKS, "run")]
 
 @pytest.mark.parametrize(("path", "how"), CASES, ids=[f"{p.name}-{how}" for p, how in CASES])
 def test_changing_any_digit_fails_at_its_line(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, path: Path, how: str
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+    page_outputs: Callable[[Path], harness.Outputs], path: Path, how: str
 ) -> None:
     page = pages.load(path)
     copies, changed = [], {}
@@ -152,8 +150,11 @@ def test_changing_any_digit_fails_at_its_line(
         copy.parent.mkdir()
         copy.write_text("\n".join(lines), "utf8")
         copies.append(copy)
-    report = _report_from_record(page, copies) if how == "recorded" else None
-    if report is None:
+    if how == "recorded":
+        record = page_outputs(path)
+        assert sorted(record) == [b.start for b in checked_blocks(page)]
+        report = _report_from_record(record, copies)
+    else:
         report = _report_from_run(pytester, monkeypatch, copies)
     for seed in SEEDS:
         name = pages.display(copies[seed])

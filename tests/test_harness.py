@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 # Without hypothesis's pytest plugin: in-process, it re-imports hypothesis on every run (~5 s).
-ARGS = ["-p", "harness.plugin", "--markdown-docs", "--markdown-docs-syntax=superfences",
-        "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+ARGS = ["-p", "harness.plugin", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 
 def titled_page(code: str, output: str, rest: str) -> str:

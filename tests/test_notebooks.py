@@ -31,7 +31,7 @@ import nbformat
 import pytest
 from mkdocs.config import load_config
 
-from ffn_docs import site as sitetools
+from tooling import site as sitetools
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ffn_docs import site as sitetools
+from tooling import site as sitetools
 
 pytestmark = pytest.mark.needs("chromium", "poppler-utils")
 PDF = "ffn-by-the-numbers.pdf"

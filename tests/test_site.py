@@ -12,7 +12,7 @@ import re
 import pytest
 from mkdocs.config import load_config
 
-from ffn_docs import site as sitetools
+from tooling import site as sitetools
 
 
 def test_mkdocs_build_strict(site_build: sitetools.Build) -> None:

@@ -1,4 +1,4 @@
-"""The tools from Debian's packages (ffn_docs/system.py): scripts/test installs the missing
+"""The tools from Debian's packages (tooling/system.py): scripts/test installs the missing
 ones as root on Debian, says so on stderr, and otherwise the tests that need them are skipped
 with the package named, or fail where FFN_REQUIRE_* says they must run."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ffn_docs import system
+from tooling import system
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,13 +86,13 @@ def test_scripts_test_installs_before_pytest_runs() -> None:
     script = (ROOT / "scripts" / "test").read_text()
     # npm_install (scripts/_env.sh runs `npm ci` when package-lock.json changed) again after
     # the install step, which may have just brought npm
-    assert script.index("python -m ffn_docs.system install") < script.index("\nnpm_install") < (
+    assert script.index("python -m tooling.system install") < script.index("\nnpm_install") < (
         script.index("exec python -m pytest"))
     assert "npm ci" in (ROOT / "scripts" / "_env.sh").read_text()
 
 
 def test_the_command_installs_with_apt_get_as_root(tmp_path: Path) -> None:
-    """`python -m ffn_docs.system install` as scripts/test runs it, with a stand-in apt-get
+    """`python -m tooling.system install` as scripts/test runs it, with a stand-in apt-get
     first on PATH and the tools looked for where nothing is (FFN_CHROMIUM; PATH for the rest)."""
     if os.geteuid() != 0:
         pytest.skip("as root only: elsewhere the command installs nothing (tested above)")
@@ -102,7 +102,7 @@ def test_the_command_installs_with_apt_get_as_root(tmp_path: Path) -> None:
     (bindir / "apt-get").write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
     (bindir / "apt-get").chmod(0o755)
     env = {"PATH": str(bindir), "FFN_CHROMIUM": str(bindir / "chromium")}
-    result = subprocess.run([sys.executable, "-m", "ffn_docs.system", "install"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "tooling.system", "install"], cwd=ROOT,
                             env=env, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == [
@@ -115,8 +115,8 @@ def test_the_command_installs_with_apt_get_as_root(tmp_path: Path) -> None:
 
 def run_pytest(**env: str) -> subprocess.CompletedProcess[str]:
     """The PDF tests and a browser test in a pytest of their own, on a machine where
-    poppler-utils and chromium are missing (as ffn_docs.system sees it)."""
-    code = ("import dataclasses, sys\nfrom ffn_docs import system\n"
+    poppler-utils and chromium are missing (as tooling.system sees it)."""
+    code = ("import dataclasses, sys\nfrom tooling import system\n"
             "for name in ('poppler-utils', 'chromium'):\n"
             "    system.TOOLS[name] = dataclasses.replace(system.TOOLS[name],"
             " commands=('/nonexistent/x',))\n"

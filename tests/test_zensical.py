@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ffn_docs.site import formulas, nav_pages
+from tooling.site import formulas, nav_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180  # seconds; the build takes about 10

@@ -29,8 +29,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from ffn_docs import chromium, lighthouse
-from ffn_docs import site as sitetools
+from tooling import chromium, lighthouse
+from tooling import site as sitetools
 
 SCHEMES = ("light", "dark")
 MATERIAL_SCHEME = {"light": "default", "dark": "slate"}

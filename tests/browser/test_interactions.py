@@ -10,7 +10,6 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from ffn_docs import site as sitetools
 from tests.browser.conftest import (
     SCHEMES,
     SCREENSHOT_DIR,
@@ -21,6 +20,7 @@ from tests.browser.conftest import (
     Visit,
     open_page,
 )
+from tooling import site as sitetools
 
 PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile screen
 _WORD = re.compile(r"(?<!\S)([a-z]{7,})(?![\w\-])")  # after a space, as search splits

@@ -1,4 +1,4 @@
-"""Lighthouse on three pages of the session's built site (ffn_docs/lighthouse.py, which
+"""Lighthouse on three pages of the session's built site (tooling/lighthouse.py, which
 scripts/lighthouse runs on its own), served twice: gzip-compressed as GitHub Pages serves it,
 and uncompressed. Accessibility, Best Practices and SEO >= 95 on each; performance is printed
 with its figures (first paint, blocking time, DOM size, bytes) but not gated, because on a
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from ffn_docs import lighthouse
 from tests.browser.conftest import SCORES_FILE, Site
+from tooling import lighthouse
 
 
 @pytest.mark.lighthouse

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from ffn_docs import site as sitetools
 from tests.browser.conftest import MATERIAL_SCHEME, Site, Visit
+from tooling import site as sitetools
 
 
 def check(visits: Iterable[Visit], problems_of: Callable[[Visit], Iterable[str]]) -> None:

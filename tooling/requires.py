@@ -1,12 +1,12 @@
 """Tests that need a tool from Debian's packages say so with `@pytest.mark.needs("poppler-utils")`
-(the packages of ffn_docs/system.py). Where one is missing they are skipped, the package named,
+(the packages of tooling/system.py). Where one is missing they are skipped, the package named,
 or, where its FFN_REQUIRE_* variable is 1 (.ci/run sets them), they fail at once."""
 
 from __future__ import annotations
 
 import pytest
 
-from ffn_docs import system
+from tooling import system
 
 
 def _needed(item: pytest.Item) -> list[str]:

@@ -1,4 +1,4 @@
-"""Lighthouse on a freshly built, locally served site: `python -m ffn_docs.lighthouse`, which
+"""Lighthouse on a freshly built, locally served site: `python -m tooling.lighthouse`, which
 scripts/lighthouse runs, and tests/browser/test_lighthouse.py on the tests' build.
 
 Audits three pages (the home page, the longest chapter, and the first notebook of the nav, or
@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ffn_docs import chromium, site
+from tooling import chromium, site
 
 LIGHTHOUSE = site.ROOT / "node_modules" / ".bin" / "lighthouse"
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]

@@ -1,6 +1,6 @@
 """Debian's Chromium, the one browser the project uses: for the book's PDF (hooks/pdf.py), the
-browser tests (tests/browser), Lighthouse (ffn_docs/lighthouse.py) and the install step of
-scripts/test (ffn_docs/system.py). Its path comes from one setting, FFN_CHROMIUM."""
+browser tests (tests/browser), Lighthouse (tooling/lighthouse.py) and the install step of
+scripts/test (tooling/system.py). Its path comes from one setting, FFN_CHROMIUM."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ installing them (as root, with apt-get: what scripts/test does before the tests)
 tests cannot run without them (they are skipped with the package named, or fail where an
 FFN_REQUIRE_* variable says they must run, as .ci/run sets).
 
-    python -m ffn_docs.system install    # what scripts/test runs
+    python -m tooling.system install    # what scripts/test runs
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from ffn_docs import chromium
+from tooling import chromium
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _run(command: list[str]) -> None:
 
 def main(argv: Sequence[str]) -> int:
     if list(argv) != ["install"]:
-        print("usage: python -m ffn_docs.system install", file=sys.stderr)
+        print("usage: python -m tooling.system install", file=sys.stderr)
         return 2
     install(list(TOOLS.values()), root=os.geteuid() == 0, apt=shutil.which("apt-get") is not None,
             run=_run, log=sys.stderr)
