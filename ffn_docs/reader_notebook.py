@@ -57,8 +57,9 @@ _FENCE_LINE = re.compile(r"^ *(`{3,}|~{3,})")
 
 
 def absolute(url: str, page_src: str, site_url: str, page_url: Callable[[str], str]) -> str:
-    """A link of the page made absolute to ``site_url``; ``page_url`` maps a docs/ source
-    ("gelu.md") to its site-relative URL ("gelu/"). External links stay as they are."""
+    """A link of the page made absolute to ``site_url``; ``page_url`` maps a page's docs/
+    source ("gelu.md", "notebooks/training.ipynb") to its site-relative URL ("gelu/").
+    External links stay as they are."""
     bare = url.strip("<>")
     if not bare or re.match(r"^[a-z][a-z0-9+.-]*:|^//", bare, re.I):
         return url
@@ -66,7 +67,7 @@ def absolute(url: str, page_src: str, site_url: str, page_url: Callable[[str], s
         raise ValueError(f"{page_src}: absolute path link {bare!r} (mkdocs.yml warns on these)")
     path, _, fragment = bare.partition("#")
     target = page_src if not path else _join(page_src, path)
-    if target.endswith(".md"):
+    if target.endswith((".md", ".ipynb")):  # a page (a notebook page too): its URL
         target = page_url(target)
     return site_url + target + (f"#{fragment}" if fragment else "")
 
@@ -134,7 +135,7 @@ def markdown(lines: list[str], page_src: str, site_url: str,
     def links(chunk: str) -> str:
         def fix(m: re.Match[str]) -> str:
             return m["lead"] + absolute(m["url"], page_src, site_url, page_url)
-        chunk = _DARK_IMAGE.sub("", chunk)
+        chunk = _DARK_IMAGE.sub("", chunk).replace("#only-light)", ")")
         chunk = _ATTRIBUTES.sub("", chunk)
         for pattern in (_LINK, _REFERENCE, _HTML_URL):
             chunk = pattern.sub(fix, chunk)
@@ -162,8 +163,9 @@ def _tables_cell() -> str:
             "# (harness/tables.py in its repository; not part of ffn). The same function,\n"
             "# so that `from harness import markdown_table` works in this notebook:\n"
             + source.rstrip() + "\n\n\nimport sys\nimport types\n\n"
-            'sys.modules.setdefault("harness", types.ModuleType("harness"))\n'
-            "sys.modules[\"harness\"].markdown_table = markdown_table  # type: ignore[attr-defined]\n")
+            'harness = types.ModuleType("harness")  # what the pages import from it\n'
+            "harness.markdown_table = markdown_table\n"
+            'sys.modules["harness"] = harness\n')
 
 
 def _output(page: pages.Page, block: pages.Block) -> list[NotebookNode]:
