@@ -233,3 +233,4 @@ def test_the_notebooks_keep_the_pages_math_and_links(src: str,
         re.findall(r"\]\([^)\s]*#only-dark\)", source))
     assert len(re.findall(r"\]\(", text)) == page_links + 2  # the first cell: page, book
 
+
