@@ -70,6 +70,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         target = files.get_file_from_path(src)
         if target is None:
             raise PluginError(f"a link to {src}, which is not a page of the site")
+        if src.endswith(".ipynb"):  # mkdocs-jupyter makes it a page only after this hook
+            return src.removesuffix(".ipynb") + "/"
         return target.url.removeprefix("./")
 
     _notebooks.clear()
