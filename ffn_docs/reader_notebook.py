@@ -1,0 +1,238 @@
+"""A chapter as a Jupyter notebook a reader can run: its prose as Markdown cells, its blocks
+as code cells in page order, each with the output the page shows under it.
+
+The page is read as the doc-tests read it (harness/page.py): the same blocks, options and
+output fences. One kernel runs the cells top to bottom, so a `continuation` block continues
+the names of the blocks above it, as the harness runs it. A `torch` block (a PyTorch tab)
+becomes an optional cell: it says it needs PyTorch and, without it, prints that it was
+skipped instead of raising, so that "Run all" goes on. Blocks that print a Markdown table
+import `markdown_table` from the book's `harness`, which is not part of `ffn`: a cell near
+the top defines the same function (the source of harness/tables.py) under that name.
+
+Each code cell carries its block's first line on the page (``metadata.ffn.line``, 1-based,
+the line of the opening fence, as the harness's messages count it), so a test can hold what
+a cell prints to the page's output at that line.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat import v4 as nbf
+
+from harness import page as pages
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = ROOT / "harness" / "tables.py"
+
+# Two sentences, first in every notebook and on the home page (docs/index.md says the same).
+HOW_TO_RUN = (
+    "Run the cells from the top: the first installs `ffn` (with numpy and scipy) from the "
+    "book's site, and every output below should then come out as the page shows it. "
+    "Offline, in a checkout of the book's repository, run `pip install .` there (or start "
+    "Jupyter in the `.venv` that `./scripts/test` sets up) and skip that first cell.")
+
+TORCH_NOTE = ("# Optional: the page's PyTorch tab. It needs PyTorch (`%pip install torch`); "
+              "without it\n# this cell only says so, and the cells after it do not need it.\n")
+
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_HEADER = re.compile(r'^(?P<indent> *)(?P<kind>!!!|\?\?\?\+?|===) *(?P<type>[\w-]*) *'
+                     r'(?:"(?P<title>[^"]*)")?')
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_INLINE_MATH = re.compile(r"\\\((.+?)\\\)", re.S)
+_DISPLAY_MATH = re.compile(r"\\\[(.+?)\\\]", re.S)
+_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+_LINK = re.compile(r"(?P<lead>\]\(\s*)(?P<url><[^>\n]*>|[^)\s]+)")
+_REFERENCE = re.compile(r"^(?P<lead> {0,3}\[[^\]\n]+\]:\s*)(?P<url>\S+)", re.M)
+_HTML_URL = re.compile(r"""(?P<lead>\b(?:href|src)=")(?P<url>[^"]*)""")
+_ATTRIBUTES = re.compile(r"(?<=\))\{[^}\n]*\}")  # attr_list after an image or link
+# A dark-scheme copy of a figure (`#only-dark`): the notebook keeps the light one only.
+_DARK_IMAGE = re.compile(r"!\[[^\]]*\]\([^)\s]*#only-dark\)(?:\{[^}\n]*\})?\n?")
+_FENCE_LINE = re.compile(r"^ *(`{3,}|~{3,})")
+
+
+def absolute(url: str, page_src: str, site_url: str, page_url: Callable[[str], str]) -> str:
+    """A link of the page made absolute to ``site_url``; ``page_url`` maps a page's docs/
+    source ("gelu.md", "notebooks/training.ipynb") to its site-relative URL ("gelu/").
+    External links stay as they are."""
+    bare = url.strip("<>")
+    if not bare or re.match(r"^[a-z][a-z0-9+.-]*:|^//", bare, re.I):
+        return url
+    if bare.startswith("/"):
+        raise ValueError(f"{page_src}: absolute path link {bare!r} (mkdocs.yml warns on these)")
+    path, _, fragment = bare.partition("#")
+    target = page_src if not path else _join(page_src, path)
+    if target.endswith((".md", ".ipynb")):  # a page (a notebook page too): its URL
+        target = page_url(target)
+    return site_url + target + (f"#{fragment}" if fragment else "")
+
+
+def _join(page_src: str, path: str) -> str:
+    parts = page_src.split("/")[:-1]
+    for part in path.split("/"):
+        if part == "..":
+            if not parts:
+                raise ValueError(f"{page_src}: link {path!r} leaves docs/")
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) + ("/" if path.endswith("/") else "")
+
+
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
+    """``change`` applied to the text outside fences and inline code spans."""
+    out, prose, fence = [], [], ""
+    for line in text.split("\n"):
+        f = _FENCE_LINE.match(line)
+        if fence:
+            out.append(line)
+            if re.fullmatch(rf" *{fence[0]}{{{len(fence)},}} *", line):
+                fence = ""
+        elif f:
+            out.append(change("\n".join(prose)))
+            prose = []
+            out.append(line)
+            fence = f[1]
+        else:
+            prose.append(line)
+    out.append(change("\n".join(prose)))
+    text = "\n".join(out)
+    return text
+
+
+def _prose(text: str, change: Callable[[str], str]) -> str:
+    """``change`` applied to prose only: not to code, fenced or inline."""
+    def outside_spans(chunk: str) -> str:
+        pieces, last = [], 0
+        for m in _INLINE_CODE.finditer(chunk):
+            pieces += [change(chunk[last:m.start()]), m.group()]
+            last = m.end()
+        return "".join([*pieces, change(chunk[last:])])
+    return _outside_code(text, outside_spans)
+
+
+def flatten(lines: list[str]) -> list[str]:
+    """The page's lines with admonition and tab headers as bold titles and their bodies
+    unindented (harness/page.py's flattening), line for line."""
+    flat = pages.flatten_containers("\n".join(lines)).split("\n")
+    for n, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if m and not flat[n].strip():  # flatten_containers blanked it: it was a header
+            title = m["title"] if m["title"] is not None else m["type"].capitalize()
+            flat[n] = f"**{title}**" if title else ""
+    return flat
+
+
+def markdown(lines: list[str], page_src: str, site_url: str,
+             page_url: Callable[[str], str]) -> str:
+    """Flattened prose lines (no executed blocks, no outputs) for a Markdown cell: links
+    absolute, math in Jupyter's `$...$` and `$$...$$`, HTML comments (prose ties) dropped."""
+    def links(chunk: str) -> str:
+        def fix(m: re.Match[str]) -> str:
+            return m["lead"] + absolute(m["url"], page_src, site_url, page_url)
+        chunk = _DARK_IMAGE.sub("", chunk).replace("#only-light)", ")")
+        chunk = _ATTRIBUTES.sub("", chunk)
+        for pattern in (_LINK, _REFERENCE, _HTML_URL):
+            chunk = pattern.sub(fix, chunk)
+        return chunk
+
+    def math(chunk: str) -> str:
+        chunk = chunk.replace("$", "\\$")  # a dollar in prose is no math delimiter here
+        chunk = _DISPLAY_MATH.sub(lambda m: f"$${m[1]}$$", chunk)
+        return _INLINE_MATH.sub(lambda m: f"${m[1].strip()}$", chunk)
+
+    text = _prose("\n".join(lines), lambda chunk: math(links(_COMMENT.sub("", chunk))))
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _torch_cell(code: str) -> str:
+    return (TORCH_NOTE + "import importlib.util\n\n"
+            'if importlib.util.find_spec("torch") is None:\n'
+            '    print("PyTorch is not installed: this optional cell was skipped.")\n'
+            "else:\n" + textwrap.indent(code, "    ", lambda line: True))
+
+
+def _tables_cell() -> str:
+    source = TABLES.read_text(encoding="utf-8")
+    return ("# The pages print their tables with `markdown_table` from the book's `harness`\n"
+            "# (harness/tables.py in its repository; not part of ffn). The same function,\n"
+            "# so that `from harness import markdown_table` works in this notebook:\n"
+            + source.rstrip() + "\n\n\nimport sys\nimport types\n\n"
+            'harness = types.ModuleType("harness")  # what the pages import from it\n'
+            "harness.markdown_table = markdown_table\n"
+            'sys.modules["harness"] = harness\n')
+
+
+def _output(page: pages.Page, block: pages.Block) -> list[NotebookNode]:
+    out = block.output
+    if out is None:
+        return []
+    shown = [ln[len(out.indent):] for ln in page.lines[out.start:out.end]]
+    while shown and not shown[-1].strip():
+        shown.pop()
+    while shown and not shown[0].strip():
+        shown.pop(0)
+    if not shown:
+        return []
+    return [nbf.new_output("stream", name="stdout", text="\n".join(shown) + "\n")]
+
+
+def build(path: Path, page_src: str, title: str, site_url: str, wheel: str,
+          page_url: Callable[[str], str]) -> NotebookNode:
+    """The notebook of the page at ``path`` (``page_src`` under docs/), installing ``wheel``
+    (a file name at the site's root) in its first code cell."""
+    page = pages.load(path)
+    if not page.blocks:
+        raise ValueError(f"{page.name}: no python block runs: no notebook")
+    lines = list(page.lines)
+    if m := _FRONT_MATTER.match("\n".join(lines).removeprefix(pages.BOM)):
+        skip = m.group().count("\n")
+        lines[:skip] = [""] * skip  # blank: the blocks' line numbers stay valid
+    lines = flatten(lines)
+    url = site_url + page_url(page_src)
+    cells = [
+        nbf.new_markdown_cell(f"This notebook is the page [{title}]({url}) of "
+                              f"[FFN by the Numbers]({site_url}). {HOW_TO_RUN}"),
+        nbf.new_code_cell(
+            "# ffn from the book's site, with numpy and scipy as its dependencies.\n"
+            "# Offline: in a checkout of the repository, `pip install .` there, and skip "
+            "this cell.\n"
+            f"%pip install {site_url}{wheel}"),
+    ]
+    if any("from harness import" in b.code for b in page.blocks):
+        cells.append(nbf.new_code_cell(_tables_cell()))
+    done = 0
+    for block in page.blocks:
+        opening = block.start - 1
+        prose = markdown(lines[done:opening], page_src, site_url, page_url)
+        if prose:
+            cells.append(nbf.new_markdown_cell(prose))
+        code = block.code.rstrip("\n")
+        cell = nbf.new_code_cell(_torch_cell(code) if block.torch else code)
+        cell.metadata["ffn"] = {"line": block.start, "torch": block.torch}
+        cell.outputs = _output(page, block)
+        cells.append(cell)
+        # What comes after the fence up to `after` (code annotations) is prose; the
+        # output under it is in the cell.
+        annotations = lines[block.end:block.after]
+        done = block.output.last if block.output is not None else block.after
+        note = markdown(annotations, page_src, site_url, page_url) if annotations else ""
+        if note:
+            cells.append(nbf.new_markdown_cell(note))
+    rest = markdown(lines[done:], page_src, site_url, page_url)
+    if rest:
+        cells.append(nbf.new_markdown_cell(rest))
+    for n, cell in enumerate(cells):
+        cell["id"] = f"cell-{n}"  # stable ids: the same page gives the same file
+    notebook = nbf.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+        "ffn": {"page": page_src, "url": url},
+    })
+    nbformat.validate(notebook)
+    return notebook
