@@ -34,7 +34,7 @@ class MathMLPostprocessor(Postprocessor):
 class MathMLExtension(Extension):
     def extendMarkdown(self, md: Markdown) -> None:
         # Below raw_html (30) and amp_substitute (20): runs on the finished HTML, stashed
-        # blocks (tabs, admonitions, md_in_html) restored, exactly what the hook used to see.
+        # blocks (tabs, admonitions, md_in_html) restored: all the page's math, wherever it is.
         md.postprocessors.register(MathMLPostprocessor(md), "ffn_mathml", 1)
 
 

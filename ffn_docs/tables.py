@@ -3,11 +3,11 @@
 Why: when a page loads, Material's bundle replaces every `table:not([class])` with a scrolling
 wrapper around it (components/content/table). Chromium restyles everything under the
 table's parent after that replacement (Material's `table:not([class]) + *` rule is a sibling
-rule), and for a table written in a chapter that parent is the whole article: on the
-exercises page, ~1,650 elements restyled at load, ~170 ms of blocking time under
-Lighthouse's 4x slower CPU (a Chromium trace; CONTRIBUTING, "Lighthouse"). Inside a div of its own,
-the restyle stays within the table. The div has no style: Material's wrapper, inside it,
-still sets the table's margins and sideways scrolling.
+rule), and for a table written in a chapter that parent is the whole article: on a long
+page, a restyle of most of its elements at load, which Lighthouse counts as blocking time
+(CONTRIBUTING, "Lighthouse"). Inside a div of its own, the restyle stays within the table.
+The div has no style: Material's wrapper, inside it, still sets the table's margins and
+sideways scrolling.
 
 A Markdown extension, like ffn_docs.mathml, so that MkDocs and Zensical both run it.
 """

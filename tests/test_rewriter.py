@@ -146,8 +146,8 @@ def test_unclosed_markdown_output_is_reported_once_with_its_file(
 
 
 def test_printed_admonition_lines_inside_a_fence_stay_text(pytester: pytest.Pytester) -> None:
-    # `!!! note` printed inside a fence is not an admonition: flattening it used to de-indent
-    # the `    ```` line below it into a closing fence, which hid the next block.
+    # `!!! note` printed inside a fence is not an admonition: flattening it as one would de-indent
+    # the `    ```` line below it into a closing fence, which would hide the next block.
     page = textwrap.dedent('''\
         ```python
         print("!!! note x\\n    ```")

@@ -235,8 +235,8 @@ def test_forward_and_backward_errors() -> None:
 
 @pytest.mark.parametrize("bad", [{"x": np.ones((2, 3))}, {"training": "yes"}])
 def test_a_failed_forward_leaves_nothing_for_backward(bad: dict[str, object]) -> None:
-    # Issue 26: after `training="yes"` raised, backward ran on the pass before, without its
-    # dropout mask. Like every layer, a failed forward now leaves no pass behind.
+    # A forward that raises (`training="yes"`) must leave no pass behind: else backward would
+    # run on the pass before, without its dropout mask. Every layer does the same.
     x = np.random.default_rng(20).normal(size=(2, D_MODEL))
     sub = ffn.Sublayer(*parts(), dropout=0.5, seed=21)
     sub(x, training=True)

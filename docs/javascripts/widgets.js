@@ -6,7 +6,7 @@
 // control and compares the page with ffn. Without JavaScript the table stays.
 
 // Each widget is loaded and mounted when it comes near the screen, not at load: a reader who
-// never scrolls to it costs the page nothing (Lighthouse counted its layout as blocking time).
+// never scrolls to it costs the page nothing (Lighthouse counts its layout as blocking time).
 const observer = new IntersectionObserver(entries => {
   for (const entry of entries) {
     if (!entry.isIntersecting) continue;
