@@ -5,7 +5,7 @@ bit: +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}) and give each block of consecutive weights 
 
 - MXFP4 (OCP Microscaling Formats v1.0): blocks of 32, an E8M0 scale ``2**(e - 127)``.
   The shared exponent is ``floor(log2(amax)) - 2`` (section 6.3; 2 is E2M1's largest exponent),
-  as the spec's reference code ``microsoft/microxcaling`` computes it (mx/mx_ops.py:76-79 and
+  as Microsoft's MX library ``microsoft/microxcaling`` computes it (mx/mx_ops.py:76-79 and
   279-283; formats.py:104-106 gives E2M1's emax 2) and as gpt-oss decodes it: the FP4 table
   (gpt_oss/torch/weights.py:11-14), ``scales - 127`` (:84), the low nibble first (:107-111),
   ``ldexp`` (:114). 4 + 8/32 = 4.25 bits a weight.
