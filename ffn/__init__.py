@@ -50,6 +50,7 @@ from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
 from ffn.activations import relu2, relu2_grad  # isort: skip
+from ffn.fp4 import BLOCK_FORMATS, BlockQuantized, quantize_blocks, round_to_e2m1  # isort: skip
 from ffn.quantize import (  # isort: skip
     E4M3_MAX,
     QUANT_FORMATS,
@@ -60,15 +61,18 @@ from ffn.quantize import (  # isort: skip
 )
 
 __all__ = [
-    "ACTIVATIONS", "APPROXIMATIONS", "E4M3_MAX", "GATED_VARIANTS", "H100_SXM", "LLAMA_MODELS",
-    "MODELS", "MOE_MODELS", "OPTIMIZERS", "PLACEMENTS", "QUANT_FORMATS", "QUANT_GRANULARITIES",
-    "Accelerator", "ClampedSwiGLU", "Discrepancy", "Dispatch", "FeedForward", "FeedForwardTrace",
-    "FitResult", "GatedFeedForward", "GatedFeedForwardTrace", "GroupedExperts", "LayerNorm",
-    "Linear", "MixtureOfExperts", "ModelDims", "ParallelBlock", "Quantized", "RMSNorm", "Sublayer",
+    "ACTIVATIONS", "APPROXIMATIONS", "BLOCK_FORMATS", "E4M3_MAX", "GATED_VARIANTS", "H100_SXM",
+    "LLAMA_MODELS", "MODELS", "MOE_MODELS", "OPTIMIZERS", "PLACEMENTS", "QUANT_FORMATS",
+    "QUANT_GRANULARITIES",
+    "Accelerator", "BlockQuantized", "ClampedSwiGLU", "Discrepancy", "Dispatch", "FeedForward",
+    "FeedForwardTrace", "FitResult", "GatedFeedForward", "GatedFeedForwardTrace",
+    "GroupedExperts", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "ParallelBlock",
+    "Quantized", "RMSNorm", "Sublayer",
     "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
     "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
     "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
-    "mean_squared_error", "quantize_absmax", "relu", "relu2", "relu2_grad", "relu_grad",
-    "round_to_e4m3", "saved_per_token", "silu", "silu_grad", "sort_by_expert", "split_gate_up",
+    "mean_squared_error", "quantize_absmax", "quantize_blocks", "relu", "relu2", "relu2_grad",
+    "relu_grad", "round_to_e2m1", "round_to_e4m3", "saved_per_token", "silu", "silu_grad",
+    "sort_by_expert", "split_gate_up",
 ]

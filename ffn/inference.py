@@ -10,6 +10,7 @@ ValueError for an argument of the wrong type or size.
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,6 +19,13 @@ from ffn import _validate as check
 from ffn.activations import ACTIVATIONS
 from ffn.counting import count_parameters
 from ffn.models import ModelDims
+
+BYTES_PER_VALUE: dict[str, int | Fraction] = {
+    "float32": 4, "bfloat16": 2, "int8": 1, "e4m3": 1,
+    "mxfp4": Fraction(17, 32),  # 4 bits + an 8-bit scale per 32: 4.25 bits
+    "nvfp4": Fraction(9, 16),  # 4 bits + an 8-bit scale per 16: 4.5 bits (+ 4 bytes a tensor)
+}
+"""Bytes a value of each format takes, block scales included: names for ``bytes_per_value``."""
 
 
 @dataclass(frozen=True)
@@ -104,21 +112,55 @@ def decode_flops(model: ModelDims, batch: int = 1) -> int:
     return check.positive_int(batch, "batch") * _model(model).ffn_flops_per_token()
 
 
-def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> float:
+Size = int | float | Fraction | str  # bytes_per_value: a count, a fraction or a format's name
+
+
+def _bytes_per_value(value: object) -> int | Fraction:
+    """``bytes_per_value`` as a positive int or an exact Fraction (4.25 / 8, "mxfp4", ...)."""
+    if isinstance(value, str):
+        return BYTES_PER_VALUE[check.choice(value, "bytes_per_value", tuple(BYTES_PER_VALUE))]
+    kind = f"an int, a float, a Fraction or one of {', '.join(map(repr, BYTES_PER_VALUE))}"
+    if isinstance(value, numbers.Integral):  # int, numpy's ints and bool (refused)
+        return check.positive_int(value, "bytes_per_value", kind=kind)
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"bytes_per_value must be {kind}, got {check.describe(value)}")
+    if isinstance(value, Fraction):
+        number = value
+    else:
+        real = check.real(value, "bytes_per_value", 0.0, math.inf, True, True)
+        number = Fraction(real)  # exact: 4.25 / 8 is 17/32
+    if number <= 0:
+        raise ValueError(f"bytes_per_value must be positive, got {value}")
+    return number
+
+
+def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) -> float:
     """Bytes all the model's FFNs move for one decode step of ``batch`` tokens.
 
     Per layer: every weight and bias used, read once for the whole batch (a mixture of experts:
     the router, the shared experts and the routed experts the batch uses, ``experts_read`` on
     average; its leading dense layers, if any, their whole FFN), plus each token's ``x`` read
     and ``y`` written, ``d_model`` values each. A ValueError where a mixture of experts' bytes
-    (a float) would exceed float64's range; a dense model's are an exact int.
+    (a float) would exceed float64's range; a dense model's are an exact int when
+    ``bytes_per_value`` is an int.
+
+    ``bytes_per_value``: a positive int, float or Fraction (MXFP4's 4.25 bits are 17/32 of
+    a byte), or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value
+    moved, weights and activations alike (NVFP4's 4 bytes a tensor are left out).
     """
     model = _model(model)
     batch = check.positive_int(batch, "batch")
-    size = check.positive_int(bytes_per_value, "bytes_per_value")
+    size = _bytes_per_value(bytes_per_value)
     activations = 2 * batch * model.d_model  # x read, y written
     if model.n_experts is None or model.top_k is None:
-        return model.n_layers * size * (model.ffn_parameters_per_layer() + activations)
+        exact = model.n_layers * size * (model.ffn_parameters_per_layer() + activations)
+        if isinstance(exact, int):
+            return exact
+        try:
+            return float(exact)
+        except OverflowError:
+            raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
+                             f"{size} the bytes exceed float64's range (1.8e308)") from None
     expert = count_parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
     router = model.d_model * model.n_experts
     weights = (router + experts_read(model.n_experts, model.top_k, batch) * expert
@@ -131,8 +173,8 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> 
         total = math.inf
     if not math.isfinite(total):
         raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
-                         f"{_size(size)} the bytes exceed float64's range (1.8e308): give a "
-                         "smaller batch or bytes_per_value")
+                         f"{_size(size) if isinstance(size, int) else size} the bytes exceed "
+                         "float64's range (1.8e308): give a smaller batch or bytes_per_value")
     return total
 
 
@@ -141,12 +183,12 @@ def _size(n: int) -> str:
     return str(n) if n.bit_length() < 64 else f"~2**{n.bit_length() - 1}"
 
 
-def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: int = 2) -> float:
+def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) -> float:
     """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens."""
     return decode_flops(model, batch) / decode_bytes(model, batch, bytes_per_value)
 
 
-def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: int = 2) -> int:
+def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: Size = 2) -> int:
     """The smallest batch whose decode step reaches the accelerator's ridge point.
 
     Below it the FFNs wait on memory; from it on, on arithmetic. A ValueError if no batch
@@ -156,9 +198,9 @@ def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: 
     model = _model(model)
     if not isinstance(accelerator, Accelerator):
         raise TypeError(f"accelerator must be an Accelerator, got {check.describe(accelerator)}")
-    size = check.positive_int(bytes_per_value, "bytes_per_value")
+    size = _bytes_per_value(bytes_per_value)
     ridge = accelerator.ridge_point
-    ceiling = model.ffn_flops_per_token() / (model.n_layers * size * 2 * model.d_model)
+    ceiling = float(model.ffn_flops_per_token() / (model.n_layers * size * 2 * model.d_model))
     if ceiling <= ridge:
         raise ValueError(f"{model.name}: the intensity stays below {ceiling:.1f} FLOPs per "
                          f"byte, under {accelerator.name}'s ridge point {ridge:.1f}")

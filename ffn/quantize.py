@@ -46,14 +46,23 @@ E4M3_MAGNITUDES: FloatArray = _e4m3_magnitudes()
 E4M3_MAGNITUDES.flags.writeable = False
 
 
+def nearest_even_index(a: FloatArray, grid: FloatArray) -> NDArray[np.int64]:
+    """Index of the entry of ``grid`` nearest to each ``a`` (0 <= a <= grid[-1]), ties to even.
+
+    ``grid`` is a format's non-negative values in increasing order, entry ``i`` with bit
+    pattern ``i``, so an even index is an even mantissa: IEEE's roundTiesToEven.
+    """
+    i = np.clip(np.searchsorted(grid, a), 1, grid.size - 1)  # grid[i-1] < a <= grid[i]
+    midpoint = (grid[i - 1] + grid[i]) / 2  # exact in float64, as are the comparisons
+    up = (a > midpoint) | ((a == midpoint) & (i % 2 == 0))  # a tie goes to the even code
+    return np.where(up, i, i - 1)
+
+
 def _e4m3_codes(x: FloatArray) -> NDArray[np.uint8]:
     """Bit patterns of ``x`` rounded to nearest E4M3, ties to even; saturating at 448."""
     a = np.abs(x.astype(np.float64))
     grid = E4M3_MAGNITUDES
-    i = np.clip(np.searchsorted(grid, a), 1, grid.size - 1)  # grid[i-1] < a <= grid[i]
-    midpoint = (grid[i - 1] + grid[i]) / 2  # exact in float64, as are the comparisons
-    up = (a > midpoint) | ((a == midpoint) & (i % 2 == 0))  # a tie goes to the even code
-    code = np.where(up, i, i - 1)
+    code = nearest_even_index(np.where(np.isnan(a), 0.0, np.minimum(a, E4M3_MAX)), grid)
     code = np.where(a >= E4M3_MAX, grid.size - 1, code)  # beyond 448 (inf too): 448
     code = code | (np.signbit(x).astype(np.int64) << 7)
     return np.where(np.isnan(x), 0x7F, code).astype(np.uint8)

@@ -120,6 +120,44 @@ def test_a_deepseek_style_step_reads_dense_layers_and_shared_experts_too() -> No
         dense_layer + 2 * moe_layer, rel=1e-12)
 
 
+@pytest.mark.parametrize("fmt", ["mxfp4", "nvfp4"])
+def test_a_4_bit_step_moves_the_bytes_of_the_quantized_matrices(fmt: str) -> None:
+    """Issue 35: the weights of a step in MXFP4 or NVFP4 are the bytes ffn.fp4 stores for W1 and
+    W2 (4 bits a code, a byte a block scale; NVFP4's 4 bytes a tensor left out), and each x and
+    y value takes the same 17/32 or 9/16 of a byte."""
+    model = dims(d_model=32, d_ff=64, bias=False)
+    block = ffn.FeedForward.random(model.d_model, model.d_ff, bias=False)
+    tensor = 4 if fmt == "nvfp4" else 0
+    weights = sum(ffn.quantize_blocks(w, fmt).nbytes - tensor for w in (block.W1, block.W2))
+    per_value = Fraction(17, 32) if fmt == "mxfp4" else Fraction(9, 16)
+    for batch in (1, 5):
+        want = model.n_layers * (weights + per_value * 2 * batch * model.d_model)
+        assert decode_bytes(model, batch, fmt) == float(want)
+        assert decode_bytes(model, batch, float(per_value)) == float(want)
+        assert decode_bytes(model, batch, per_value) == float(want)
+    gpu = Accelerator("g", 1e12, 1e11, 1e9, "s")  # ridge point 10 FLOPs a byte
+    by_loop = next(b for b in itertools.count(1) if Fraction(decode_flops(model, b)) / Fraction(
+        model.n_layers * (weights + per_value * 2 * b * model.d_model)) >= gpu.ridge_point)
+    assert critical_batch(model, gpu, fmt) == by_loop
+    assert critical_batch(model, gpu, fmt) < critical_batch(model, gpu, 2)
+
+
+@pytest.mark.parametrize(("size", "error", "match"), [
+    ("fp4", ValueError, "unknown bytes_per_value 'fp4'; valid: 'float32'"),
+    (0.0, ValueError, r"bytes_per_value must be in \(0, inf\)"),
+    (math.nan, ValueError, r"bytes_per_value must be in \(0, inf\)"),
+    (math.inf, ValueError, r"bytes_per_value must be in \(0, inf\)"),
+    (Fraction(-1, 2), ValueError, "bytes_per_value must be positive"),
+    (None, TypeError, "bytes_per_value must be an int, a float, a Fraction or one of"),
+    (2j, TypeError, "bytes_per_value must be an int"),
+])
+def test_bytes_per_value_names_what_it_takes(size: object, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        decode_bytes(dims(), 1, size)  # type: ignore[arg-type]
+    with pytest.raises(error, match=match):
+        critical_batch(dims(), H100_SXM, size)  # type: ignore[arg-type]
+
+
 def test_decode_functions_refuse_what_is_not_a_model_or_a_size() -> None:
     with pytest.raises(TypeError, match="model must be a ModelDims"):
         decode_bytes("GPT-2 small")
