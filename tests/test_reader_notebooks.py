@@ -31,10 +31,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from ffn_docs import reader_notebook
-from tooling import site as sitetools
 from harness import optional, plugin
 from harness import page as pages
 from tests import _reader_env
+from tooling import site as sitetools
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

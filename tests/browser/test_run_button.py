@@ -9,9 +9,9 @@ import json
 
 from playwright.sync_api import Browser
 
-from tooling import site as sitetools
 from harness import page as pages
 from tests.browser.conftest import Site, open_page
+from tooling import site as sitetools
 
 BUTTON = "article a[data-ffn-run]"
 TABS = 400  # more than the links and controls before the article on the longest page
