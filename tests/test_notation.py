@@ -33,6 +33,11 @@ CUES: dict[str, str] = {
     "D": r"device",
     "L": r"\blayers?\b|\bblocks?\b|\bloss\b|stack",
     r"\sigma": r"activation|ReLU|GELU|SiLU|gate",
+    "P": r"\bweights?\b|\bparameters?\b",
+    "q": r"\bbytes?\s+(?:a|per|each)\s+(?:stored\s+)?(?:value|number)",  # not just "bytes"
+    "p": r"\bzeros?\b|dropout|\bdrop",
+    "u": r"\bbias\b|update|balanc",
+    r"\lambda": r"\bscale\b|route_scale|routed",
 }
 
 # (symbol, page) -> why the page keeps another meaning; the table's row for the symbol must
@@ -44,6 +49,12 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("k", "parameters-flops.md"): "the inner dimension of a matrix product",
     (r"\varepsilon", "backward.md"): "the step of a finite difference",
     ("k", "architecture.md"): "a convolution's window width",
+    ("q", "sparsity.md"): "q = 1 - p, the probability that a hidden unit is active",
+    ("q", "quantization.md"): "a weight's integer code, q = round(w / s)",
+    ("p", "moe.md"): "p = softmax(x R), the router's probabilities, as the MoE papers write them",
+    ("P", "moe.md"): "P_i, an expert's mean router probability, as Switch Transformer writes it",
+    ("u", "gelu.md"): "the tanh form's inner argument",
+    ("u", "gated.md"): "the up projection's pre-activation, beside the gate's g",
 }
 
 
@@ -152,3 +163,10 @@ def test_the_check_catches_a_clash() -> None:
     assert [n for _, n in definitions(r"for \(N\) tokens", "N")] == ["tokens"]
     assert re.search(CUES["N"], definitions(r"with \(N\) the number of residual layers",
                                             "N")[0][1])
+    # the symbols added with the inference, sparsity and MoE pages' renames
+    named = [n for _, n in definitions(r"with \(q\) the probability that a unit is on", "q")]
+    assert named == ["probability that a unit is"] and not re.search(CUES["q"], named[0])
+    assert re.search(CUES["q"], definitions(r"and \(q\) bytes a value", "q")[0][1])
+    assert not re.search(CUES["q"], "the bytes read")  # a page about bytes is not enough
+    assert not re.search(CUES["P"], definitions(r"for \(P\) tokens", "P")[0][1])
+    assert definitions(r"\(u = \sqrt{2/\pi}\,x\)", "u") == [(r"\(u = ...\)", "paragraph")]

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 import ffn
 
 D_MODEL, N_EXPERTS, TOP_K, TOKENS, STEPS = 16, 16, 4, 512, 200
-GAMMA = 0.01  # the bias step
+U = 0.01  # the bias update speed, u on the page (DeepSeek-V3 writes it gamma)
 ALPHAS = (0.01, 0.1)  # weights of the auxiliary loss, one run each (learning rate 1)
 
 
@@ -27,15 +27,15 @@ def balancing_runs() -> dict[str, list[float]]:
     rng = np.random.default_rng(4)
     offset = rng.normal(size=D_MODEL)  # (d_model,): every token leans the same way
     stream = [rng.normal(size=(TOKENS, D_MODEL)) + offset for _ in range(STEPS)]
-    runs: dict[str, list[float]] = {"no balancing": [], f"bias, gamma = {GAMMA:g}": []}
+    runs: dict[str, list[float]] = {"no balancing": [], f"bias, u = {U:g}": []}
     bias = np.zeros(N_EXPERTS)
     for x in stream:
-        for name, b in (("no balancing", None), (f"bias, gamma = {GAMMA:g}", bias)):
+        for name, b in (("no balancing", None), (f"bias, u = {U:g}", bias)):
             moe = ffn.MixtureOfExperts(base.router, list(base.experts), TOP_K, score="sigmoid",
                                        bias=b)
             runs[name].append(imbalance(moe.dispatch(x).assigned))
         load = moe.dispatch(x).assigned  # (n_experts,), the biased router's
-        bias = bias + GAMMA * np.sign(load.mean() - load)  # up if underloaded, down if over
+        bias = bias + U * np.sign(load.mean() - load)  # up if underloaded, down if over
     for alpha in ALPHAS:
         router, name = np.array(base.router), f"loss, alpha = {alpha:g}"
         runs[name] = []
