@@ -80,7 +80,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             continue  # generated (print/) or a notebook page
         path = Path(file.abs_src_path)
         text = path.read_text(encoding="utf-8")
-        if not pages.runs_blocks(text):
+        if not pages.block_starts(text):
             continue
         key = "notebook " + _digest(path, reader_notebook.TABLES) + config.site_url + built.name
         if key not in _cache:

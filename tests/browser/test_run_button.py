@@ -20,7 +20,7 @@ TABS = 400  # more than the links and controls before the article on the longest
 def _runs_code(src: str) -> bool:
     if not src.endswith(".md"):
         return False  # a notebook page keeps its own download button
-    return pages.runs_blocks((sitetools.ROOT / "docs" / src).read_text(encoding="utf-8"))
+    return bool(pages.block_starts((sitetools.ROOT / "docs" / src).read_text(encoding="utf-8")))
 
 
 def test_run_button_on_every_page_with_code_and_only_there(site: Site,
