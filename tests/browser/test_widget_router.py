@@ -163,6 +163,7 @@ def test_router_bad_input_is_named(site: Site, new_page: tuple[Page, Recorder]) 
         assert set(shown(widget)["scores"]) == {""}
         assert widget.locator("tr.ffn-router__row--chosen").count() == 0
         assert widget.locator("svg.ffn-router__chart--stale").count() == 1
+        expect(widget.locator("svg.ffn-router__chart--stale")).to_be_hidden()  # no old weights
         field.fill(restore[label])
         expect(note).to_have_text("")
     for control in widget.locator("input, select").all():

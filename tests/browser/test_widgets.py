@@ -232,7 +232,20 @@ def test_sizer_never_keeps_numbers_of_other_inputs(site: Site,
         dataclasses.replace(llama, ffn_dim_multiplier=1e307)
     multiplier.fill("1.3")
     assert_sizer_shows(widget, llama)
+    for typed in ("1e400", "1.3e", "-"):  # text a number field cannot read: its value is ""
+        multiplier.fill("")
+        multiplier.press_sequentially(typed)
+        refused_with_no_numbers(widget, "ffn_dim_multiplier must be a number")
+    multiplier.fill("1.3")
+    assert_sizer_shows(widget, llama)
     d_model = widget.get_by_label("d_model", exact=True)
+    d_ff = widget.get_by_label("d_ff", exact=True)  # disabled under the rule: shows its width
+    assert d_ff.input_value() == str(llama.resolved_d_ff)
+    d_model.fill("768")
+    assert d_ff.input_value() == str(dataclasses.replace(llama, d_model=768).resolved_d_ff)
+    d_model.fill("-768")
+    refused_with_no_numbers(widget, "d_model")
+    assert d_ff.input_value() == ""
     d_model.fill("1" + "0" * 400)  # a number field holds no value beyond the doubles
     refused_with_no_numbers(widget, "d_model")
     d_model.fill("4096")

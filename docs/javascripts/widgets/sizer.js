@@ -115,6 +115,9 @@ export function mount(root) {
   const typedDims = rule => {
     const moe = experts() !== 1n;  // 1: one FFN, no router; 0 or none: refused by ffn's check
     const multiplierText = input("multiplier").value.trim();
+    if (rule && input("multiplier").validity.badInput) {  // "1e400", "1.3e": the value is ""
+      throw new TypeError("ffn_dim_multiplier must be a number, got nothing readable");
+    }
     const m = {
       ...preset,
       dModel: integer("dModel", "d_model"), nLayers: integer("nLayers", "n_layers"),
@@ -174,10 +177,12 @@ export function mount(root) {
       m = lab.modelDims(typedDims(rule));
       shown = results(m);
     } catch (error) {
+      if (rule) input("dFf").value = "";  // the rule's width: none for refused dimensions
       note.textContent = `Not a model ffn would count: ${error.message}.`;
       if (error instanceof TypeError || error instanceof RangeError) return;
       throw error;
     }
+    if (rule) input("dFf").value = shown.dFfShown;  // the width the rule gives these fields
     note.textContent = keptNote(m.nExperts !== null);
     for (const [name, text] of Object.entries(shown)) {
       out(name).value = text;
