@@ -40,6 +40,8 @@ HOW_TO_RUN = (
 TORCH_NOTE = ("# Optional: the page's PyTorch tab. It needs PyTorch (`%pip install torch`); "
               "without it\n# this cell only says so, and the cells after it do not need it.\n")
 
+# Packages a page's code imports beside ffn, numpy and scipy: its first cell installs them too.
+EXTRAS = ("ml_dtypes",)
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _HEADER = re.compile(r'^(?P<indent> *)(?P<kind>!!!|\?\?\?\+?|===) *(?P<type>[\w-]*) *'
                      r'(?:"(?P<title>[^"]*)")?')
@@ -195,14 +197,18 @@ def build(path: Path, page_src: str, title: str, site_url: str, wheel: str,
         lines[:skip] = [""] * skip  # blank: the blocks' line numbers stay valid
     lines = flatten(lines)
     url = site_url + page_url(page_src)
+    extras = [name for name in EXTRAS if any(
+        re.search(rf"^\s*(import|from) {name}\b", b.code, re.M) for b in page.blocks)]
+    also = "".join(f"\n# This page's code also imports {name}, installed here too."
+                   for name in extras)
     cells = [
         nbf.new_markdown_cell(f"This notebook is the page [{title}]({url}) of "
                               f"[FFN by the Numbers]({site_url}). {HOW_TO_RUN}"),
         nbf.new_code_cell(
             "# ffn from the book's site, with numpy and scipy as its dependencies.\n"
             "# Offline: in a checkout of the repository, `pip install .` there, and skip "
-            "this cell.\n"
-            f"%pip install {site_url}{wheel}"),
+            f"this cell.{also}\n"
+            f"%pip install {site_url}{wheel}" + "".join(f" {name}" for name in extras)),
     ]
     if any("from harness import" in b.code for b in page.blocks):
         cells.append(nbf.new_code_cell(_tables_cell()))

@@ -22,8 +22,11 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-# ffn's dependencies, and the kernel nbclient talks to.
-ROOTS = ("numpy", "scipy", "ipykernel")
+from ffn_docs import reader_notebook
+
+# ffn's dependencies, the kernel nbclient talks to, and what a page imports beside them
+# (reader_notebook.EXTRAS: its notebook's first cell installs them).
+ROOTS = ("numpy", "scipy", "ipykernel", *reader_notebook.EXTRAS)
 
 
 def closure(roots: tuple[str, ...]) -> list[metadata.Distribution]:

@@ -145,7 +145,9 @@ def test_each_notebook_runs_to_the_pages_outputs(
     assert not stored, "the notebook as downloaded:\n" + "\n\n".join(stored)
     install = notebook.cells[1].source.splitlines()[-1]
     wheel = _wheel(site_build.dir).name
-    assert install == f"%pip install {SITE_URL}{wheel}"
+    extras = [name for name in reader_notebook.EXTRAS
+              if any(f"import {name}" in b.code for b in page.blocks)]
+    assert install == " ".join([f"%pip install {SITE_URL}{wheel}", *extras])
     monkeypatch.setenv("JUPYTER_PATH", str(_reader_env.jupyter_dir(python)))
     with sitetools.serve(site_build.dir) as base:  # the site, where site_url would be
         notebook.cells[1].source = notebook.cells[1].source.replace(SITE_URL, base)
