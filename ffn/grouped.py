@@ -15,7 +15,7 @@ import numpy as np
 from ffn import _validate as check
 from ffn._layer import Layer, quiet
 from ffn._validate import FloatArray
-from ffn.moe import Expert, MixtureOfExperts
+from ffn.moe import MixtureOfExperts, ran_grads
 
 __all__ = ["GroupedExperts", "sort_by_expert"]
 
@@ -120,15 +120,11 @@ class GroupedExperts(Layer):
                 dy_i = w_sorted[start:stop] * dy_sorted[start:stop]  # (n_i, d_model), weighted
                 dx_sorted[start:stop] = expert.backward(dy_i)
             expert_grads.update({f"experts.{i}.{name}": g
-                                 for name, g in _grads(expert, stop > start).items()})
+                                 for name, g in ran_grads(expert, stop > start).items()})
         dx = np.zeros_like(x)  # (N, d_model)
         np.add.at(dx, rows, dx_sorted)  # back to the rows, experts ascending as in the loop
         dweights = dw_sorted[np.argsort(order)].reshape(weights.shape)  # inverse permutation
-        for j, shared in enumerate(moe.shared_experts):  # every row, weight 1
-            shared.forward(x)  # again: its own last pass may be another's
-            dx += shared.backward(dy)
-            expert_grads.update({f"shared_experts.{j}.{name}": g
-                                 for name, g in shared.grads.items()})
+        moe._shared_backward(x, dy, dx, expert_grads)
         d_router, dx_router = moe._router_backward(x, p, chosen, share, dweights)
         self._set_grads(router=d_router, **expert_grads)
         return self._unflatten(dx + dx_router)  # dL/dx: (..., d_model)
@@ -136,10 +132,3 @@ class GroupedExperts(Layer):
     def __repr__(self) -> str:
         return f"GroupedExperts({self.moe!r})"
 
-
-def _grads(expert: Expert, ran: bool) -> dict[str, FloatArray | None]:
-    """``expert``'s gradients if it ran on some rows, else zeros (None for an absent bias)."""
-    if ran:
-        return expert.grads
-    return {name: None if w is None else np.zeros_like(w)
-            for name, w in expert.named_parameters().items()}

@@ -215,18 +215,21 @@ class MixtureOfExperts(Layer):
             if rows.size:  # run expert i again on its rows: its own last pass may be another's
                 dweights[rows, slot] = np.sum(dy[rows] * expert.forward(x[rows]), axis=-1)
                 dx[rows] += expert.backward(weights[rows, slot, None] * dy[rows])
-            grads = expert.grads if rows.size else {  # no row chose it: zeros
-                name: None if w is None else np.zeros_like(w)
-                for name, w in expert.named_parameters().items()}
-            expert_grads.update({f"experts.{i}.{name}": g for name, g in grads.items()})
-        for j, shared in enumerate(self.shared_experts):  # every row, weight 1
-            shared.forward(x)  # again: its own last pass may be another's
-            dx += shared.backward(dy)
-            expert_grads.update({f"shared_experts.{j}.{name}": g
-                                 for name, g in shared.grads.items()})
+            expert_grads.update({f"experts.{i}.{name}": g
+                                 for name, g in ran_grads(expert, rows.size > 0).items()})
+        self._shared_backward(x, dy, dx, expert_grads)
         d_router, dx_router = self._router_backward(x, p, chosen, share, dweights)
         self._set_grads(router=d_router, **expert_grads)  # (d_model, n_experts), experts'
         return self._unflatten(dx + dx_router)  # dL/dx: (..., d_model)
+
+    def _shared_backward(self, x: FloatArray, dy: FloatArray, dx: FloatArray,
+                         grads: dict[str, FloatArray | None]) -> None:
+        """Adds the shared experts' part of ``dL/dx`` to ``dx`` ``(N, d_model)`` and puts their
+        gradients in ``grads``. Every row, weight 1."""
+        for j, shared in enumerate(self.shared_experts):
+            shared.forward(x)  # again: its own last pass may be another's
+            dx += shared.backward(dy)
+            grads.update({f"shared_experts.{j}.{name}": g for name, g in shared.grads.items()})
 
     def _router_backward(self, x: FloatArray, p: FloatArray, chosen: np.ndarray,
                          share: FloatArray, dweights: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -329,6 +332,14 @@ def _softmax(z: FloatArray) -> FloatArray:
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     out: FloatArray = e / e.sum(axis=-1, keepdims=True)
     return out
+
+
+def ran_grads(expert: Expert, ran: bool) -> dict[str, FloatArray | None]:
+    """``expert``'s gradients if it ran on some rows, else zeros (None for an absent bias)."""
+    if ran:
+        return expert.grads
+    return {name: None if w is None else np.zeros_like(w)
+            for name, w in expert.named_parameters().items()}
 
 
 def _choice_bias(bias: object, n_experts: int, dtype: np.dtype[Any]) -> FloatArray | None:
