@@ -10,11 +10,23 @@ from ffn import _validate as check
 
 def count_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = False) -> int:
     """Trainable parameters of a block: ``W1``, ``W2`` (and a gate's ``V``), and their biases."""
+    return _parameters(*_block_args(d_model, d_ff, bias, gated))
+
+
+def _block_args(d_model: object, d_ff: object, bias: object,
+                gated: object) -> tuple[int, int, bool, bool]:
+    """``count_parameters``' arguments checked: positive ints, then bools (``gated`` first)."""
     d_model = check.positive_int(d_model, "d_model")
     d_ff = check.positive_int(d_ff, "d_ff")
-    n_in = 2 if check.boolean(gated, "gated") else 1  # matrices d_model -> d_ff
+    gated = check.boolean(gated, "gated")
+    return d_model, d_ff, check.boolean(bias, "bias"), gated
+
+
+def _parameters(d_model: int, d_ff: int, bias: bool, gated: bool) -> int:
+    """``count_parameters`` of checked arguments (a ``ModelDims``' fields, say)."""
+    n_in = 2 if gated else 1  # matrices d_model -> d_ff
     weights = (n_in + 1) * d_model * d_ff  # the input matrices and W2
-    biases = n_in * d_ff + d_model if check.boolean(bias, "bias") else 0
+    biases = n_in * d_ff + d_model if bias else 0
     return weights + biases
 
 
@@ -26,12 +38,22 @@ def count_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
     does two per weight (for the input and the weight). Biases and activations are left out:
     about ``d_model`` times smaller.
     """
-    d_model = check.positive_int(d_model, "d_model")
-    d_ff = check.positive_int(d_ff, "d_ff")
-    n_tokens = check.positive_int(n_tokens, "n_tokens")
-    n_matrices = 3 if check.boolean(gated, "gated") else 2
+    return _flops(*_flop_args(d_model, d_ff, n_tokens, gated, backward))
+
+
+def _flop_args(d_model: object, d_ff: object, n_tokens: object, gated: object,
+               backward: object) -> tuple[int, int, int, bool, bool]:
+    """``count_flops``' arguments checked, in their order: positive ints, then bools."""
+    return (check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff"),
+            check.positive_int(n_tokens, "n_tokens"), check.boolean(gated, "gated"),
+            check.boolean(backward, "backward"))
+
+
+def _flops(d_model: int, d_ff: int, n_tokens: int, gated: bool, backward: bool) -> int:
+    """``count_flops`` of checked arguments."""
+    n_matrices = 3 if gated else 2
     forward = n_matrices * 2 * n_tokens * d_model * d_ff
-    return 3 * forward if check.boolean(backward, "backward") else forward
+    return 3 * forward if backward else forward
 
 
 def llama_d_ff(d_model: int, multiple_of: int = 256,

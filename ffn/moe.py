@@ -16,7 +16,7 @@ from numpy.typing import DTypeLike
 from ffn import _validate as check
 from ffn._layer import Layer, quiet, random_weights, readonly_copy
 from ffn._validate import FloatArray
-from ffn.counting import count_flops, count_parameters
+from ffn.counting import _block_args, _flop_args, _flops, _parameters
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 
@@ -424,13 +424,26 @@ def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | N
     """Parameters of ``n_experts`` blocks and router (``top_k <= n_experts``: a token's)."""
     n_experts = check.positive_int(n_experts, "n_experts")
     used = n_experts if top_k is None else check_top_k(top_k, n_experts)
-    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
+    return _moe_parameters(n_experts, used, *_block_args(d_model, d_ff, bias, gated))
+
+
+def _moe_parameters(n_experts: int, used: int, d_model: int, d_ff: int, bias: bool,
+                    gated: bool) -> int:
+    """``count_moe_parameters`` of checked arguments, ``used`` experts counted."""
+    return used * _parameters(d_model, d_ff, bias, gated) + d_model * n_experts  # and the router
 
 
 def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
                     gated: bool = False, backward: bool = False) -> int:
     """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
-    top_k = check_top_k(top_k, check.positive_int(n_experts, "n_experts"))
-    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
-    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
+    n_experts = check.positive_int(n_experts, "n_experts")
+    top_k = check_top_k(top_k, n_experts)
+    return _moe_flops(n_experts, top_k, *_flop_args(d_model, d_ff, n_tokens, gated, backward))
+
+
+def _moe_flops(n_experts: int, top_k: int, d_model: int, d_ff: int, n_tokens: int, gated: bool,
+               backward: bool) -> int:
+    """``count_moe_flops`` of checked arguments."""
+    experts = top_k * _flops(d_model, d_ff, n_tokens, gated, backward)
+    router = 2 * n_tokens * d_model * n_experts
     return experts + (3 * router if backward else router)
