@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet, random_weights, readonly_copy
+from ffn._layer import Layer, forward_pass, one_thread, quiet, random_weights, readonly_copy
 from ffn._validate import FloatArray
 from ffn.counting import _block_args, _flop_args, _flops, _parameters
 from ffn.feedforward import FeedForward
@@ -172,6 +172,7 @@ class MixtureOfExperts(Layer):
         return (p.reshape(*lead, self.n_experts), chosen.reshape(*lead, self.top_k),
                 (self.scale * share).reshape(*lead, self.top_k))
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``sum_j weight_j * expert_{chosen_j}(x) + sum_s shared_s(x)``, x ``(..., d_model)``."""
@@ -188,6 +189,7 @@ class MixtureOfExperts(Layer):
         self._save_for_backward(x, p, chosen, share)
         return self._unflatten(y)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
