@@ -332,6 +332,9 @@ def ran_grads(expert: Expert, ran: bool) -> dict[str, FloatArray | None]:
             for name, w in expert.named_parameters().items()}
 
 
+# MixtureOfExperts' argument checks: __init__ calls _checked, which calls the four below it.
+
+
 def _checked(router: object, experts: object, top_k: object, normalize: object, score: object,
              bias: object, n_groups: object, top_groups: object, scale: object,
              shared_experts: object) -> tuple[FloatArray, tuple[Expert, ...], int, bool, str,
