@@ -194,11 +194,7 @@ def _size(n: int) -> str:
 def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) -> float:
     """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens."""
     batch = check.positive_int(batch, "batch")
-    return _intensity(_model(model), batch, _bytes_per_value(bytes_per_value))
-
-
-def _intensity(model: ModelDims, batch: int, size: int | Fraction) -> float:
-    """``arithmetic_intensity`` of checked arguments."""
+    model, size = _model(model), _bytes_per_value(bytes_per_value)
     return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, size)
 
 
@@ -214,16 +210,17 @@ def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: 
         raise TypeError(f"accelerator must be an Accelerator, got {check.describe(accelerator)}")
     size = _bytes_per_value(bytes_per_value)
     ridge = accelerator.ridge_point
-    ceiling = float(model.ffn_flops_per_token() / (model.n_layers * size * 2 * model.d_model))
+    flops = model.ffn_flops_per_token()  # per token at any batch: only the bytes change
+    ceiling = float(flops / (model.n_layers * size * 2 * model.d_model))
     if ceiling <= ridge:
         raise ValueError(f"{model.name}: the intensity stays below {ceiling:.1f} FLOPs per "
                          f"byte, under {accelerator.name}'s ridge point {ridge:.1f}")
     low, high = 0, 1  # the intensity rises with the batch: low is below the ridge, high not
-    while _intensity(model, high, size) < ridge:
+    while high * flops / _decode_bytes(model, high, size) < ridge:
         low, high = high, 2 * high
     while high - low > 1:
         middle = (low + high) // 2
-        if _intensity(model, middle, size) < ridge:
+        if middle * flops / _decode_bytes(model, middle, size) < ridge:
             low = middle
         else:
             high = middle
