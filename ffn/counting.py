@@ -77,16 +77,22 @@ def llama_d_ff(d_model: int, multiple_of: int = 256,
     """
     d_model = check.positive_int(d_model, "d_model")
     multiple_of = check.positive_int(multiple_of, "multiple_of")
+    multiplier = None if ffn_dim_multiplier is None else check.real(
+        ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"), high_open=True,
+        low_open=True)
+    if multiplier is not None and (8 * d_model // 3).bit_length() > 1023:  # float() overflows
+        raise ValueError(f"d_model must be at most 3.3e307 with an ffn_dim_multiplier (its "
+                         "8 * d_model // 3 hidden units are multiplied as a float), got an "
+                         f"int of {d_model.bit_length()} bits")
+    return _llama_d_ff(d_model, multiple_of, multiplier)
+
+
+def _llama_d_ff(d_model: int, multiple_of: int, multiplier: float | None) -> int:
+    """``llama_d_ff`` of checked arguments; a ValueError where the widened width is inf or 0."""
     # Two thirds of 4 * d_model: three gated matrices hold what two ungated ones would. Meta
     # writes int(2 * (4 * d_model) / 3), a float division: the same up to d_model = 3 * 2**49.
     hidden = 8 * d_model // 3
-    if ffn_dim_multiplier is not None:
-        multiplier = check.real(ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
-                                high_open=True, low_open=True)
-        if hidden.bit_length() > 1023:  # float(hidden) would raise OverflowError
-            raise ValueError(f"d_model must be at most 3.3e307 with an ffn_dim_multiplier (its "
-                             "8 * d_model // 3 hidden units are multiplied as a float), got an "
-                             f"int of {d_model.bit_length()} bits")
+    if multiplier is not None:
         widened = multiplier * hidden  # the one floating-point step, truncated like Meta's
         if widened == float("inf"):  # int() would raise OverflowError
             raise ValueError(f"ffn_dim_multiplier {multiplier!r} times {hidden} hidden units is "

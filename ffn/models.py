@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ffn import _validate as check
-from ffn.counting import _flops, _parameters, count_attention_parameters, llama_d_ff
+from ffn.counting import (
+    _flops,
+    _llama_d_ff,
+    _parameters,
+    count_attention_parameters,
+    llama_d_ff,
+)
 from ffn.moe import _moe_flops, _moe_parameters, check_top_k
 
 
@@ -115,7 +121,8 @@ class ModelDims:
         ``multiple_of`` and ``ffn_dim_multiplier``."""
         if self.d_ff is not None:
             return self.d_ff
-        return llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
+        m = self.ffn_dim_multiplier  # checked in __post_init__; a float, as llama_d_ff makes it
+        return _llama_d_ff(self.d_model, self.multiple_of, None if m is None else float(m))
 
     @property
     def moe_layers(self) -> int:
