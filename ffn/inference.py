@@ -170,11 +170,11 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction) -> float:
             raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
                              f"{size} the bytes exceed float64's range (1.8e308)") from None
     expert = _parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
-    router = model.d_model * model.n_experts
+    router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
     weights = (router + _experts_read(model.n_experts, model.top_k, batch) * expert
                + model.shared_parameters())
-    moe_layers = model.n_layers - model.dense_layers
-    dense = model.dense_layers * size * (model.dense_ffn_parameters() + activations)
+    moe_layers = model.moe_layers  # the dense FFNs: the leading ones and, with moe_every, between
+    dense = (model.n_layers - moe_layers) * size * (model.dense_ffn_parameters() + activations)
     try:
         total = moe_layers * size * (weights + activations) + dense
     except OverflowError:  # an int beyond a float met the float weights

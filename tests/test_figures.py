@@ -106,14 +106,13 @@ def _gpt_oss_served_bytes(tokens_experts: int, tokens: int) -> int:
     """gpt-oss-120b's FFN bytes for ``tokens`` tokens reading ``tokens_experts`` experts a layer,
     counted from the checkpoint's layout (gpt-oss weights.py): each expert matrix stored as
     MXFP4, 16 bytes of packed 4-bit codes and 1 scale byte per 32 weights; the expert biases,
-    the router's weight and each token's x and y in bfloat16 (2 bytes). The router's bias (128
-    values a layer) is left out, as decode_bytes leaves it out."""
+    the router's weight and bias and each token's x and y in bfloat16 (2 bytes)."""
     d, f, n_experts, layers = 2880, 2880, 128, 36
     weights = d * 2 * f + f * d  # mlp1_weight (W and V) and mlp2_weight, per expert
     assert weights % 32 == 0
     mxfp4 = weights // 32 * (16 + 1)
     biases = 2 * (2 * f + d)  # mlp1_bias and mlp2_bias
-    router = 2 * d * n_experts
+    router = 2 * (d + 1) * n_experts  # gate.weight and gate.bias
     return layers * (router + tokens_experts * (mxfp4 + biases) + 2 * 2 * d * tokens)
 
 
