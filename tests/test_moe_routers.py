@@ -9,6 +9,8 @@ against transformers are in tests/test_moe_routers_transformers.py.
 
 from __future__ import annotations
 
+import copy
+import pickle
 from collections.abc import Callable
 
 import numpy as np
@@ -321,3 +323,36 @@ def test_wrong_width_and_backward_misuse(name: str) -> None:
     layer(np.ones((2, D_MODEL)))
     with raises(RuntimeError, "dy has shape (3, 5) but the last forward output has shape (2, 5)"):
         layer.backward(np.ones((3, D_MODEL)))
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_copies_pickles_and_read_only_parameters(name: str) -> None:
+    layer = copy.deepcopy(LAYERS[name])  # its own: LAYERS are shared by the tests
+    rng = np.random.default_rng(25)
+    x, dy = rng.normal(size=(4, D_MODEL)), rng.normal(size=(4, D_MODEL))
+    layer(x)
+    expected = layer.backward(dy)
+    for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        assert other._lock is not layer._lock
+        np.testing.assert_array_equal(other.backward(dy), expected)
+    built = LAYERS[name]  # as built (a deep copy's arrays are writable: numpy's deepcopy)
+    for key, value in built.named_parameters().items():
+        assert value is None or not value.flags.writeable, key
+    with pytest.raises(AttributeError, match="read-only"):
+        built.d_model = 7  # type: ignore[misc]
+
+
+def test_gated_shared_gradients_belong_to_its_own_forward() -> None:
+    # the wrapped moe and shared expert are layers a caller may run in between
+    w, build = CASES["qwen2-top2-normalized"]
+    layer, alone = build(w), build(w)
+    assert isinstance(layer, ffn.GatedSharedMoE)
+    rng = np.random.default_rng(26)
+    x, other, dy = (rng.normal(size=(4, D_MODEL)) for _ in range(3))
+    layer(x)
+    layer.moe(other)
+    layer.shared_expert(other)
+    alone(x)
+    np.testing.assert_array_equal(layer.backward(dy), alone.backward(dy))
+    for key, g in alone.grads.items():
+        np.testing.assert_array_equal(layer.grads[key], g, err_msg=key)
