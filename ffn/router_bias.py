@@ -26,7 +26,8 @@ class RouterBiasMoE(MixtureOfExperts):
     the chosen) with the bias inside the logits, so it moves both the choice and the weights.
     Unlike DeepSeek-V3's choice ``bias``, ``router_bias`` is a parameter: ``grads`` has
     ``"router_bias"`` beside ``"router"`` and the experts' (gpt-oss's experts are
-    ``ClampedSwiGLU`` blocks).
+    ``ClampedSwiGLU`` blocks). ``load_balancing_grad`` is the loss's gradient for ``router``
+    alone, as ``MixtureOfExperts``' (the loss itself sees the bias).
 
     Args:
         router: router matrix ``(d_model, n_experts)`` (the transpose of PyTorch's weight).
