@@ -38,6 +38,7 @@ from ffn.inference import (
     experts_read,
     saved_per_token,
 )
+from ffn.input_scaled import InputScaledMoE
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, ModelDims, get_model
@@ -45,6 +46,8 @@ from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_param
 from ffn.parallel import ParallelBlock
 from ffn.report import Discrepancy, discrepancies
 from ffn.rmsnorm import RMSNorm
+from ffn.router_bias import RouterBiasMoE
+from ffn.shared_gate import GatedSharedMoE
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
@@ -66,8 +69,9 @@ __all__ = [
     "QUANT_GRANULARITIES",
     "Accelerator", "BlockQuantized", "ClampedSwiGLU", "Discrepancy", "Dispatch", "FeedForward",
     "FeedForwardTrace", "FitResult", "GatedFeedForward", "GatedFeedForwardTrace",
-    "GroupedExperts", "LayerNorm", "Linear", "MixtureOfExperts", "ModelDims", "ParallelBlock",
-    "Quantized", "RMSNorm", "Sublayer",
+    "GatedSharedMoE", "GroupedExperts", "InputScaledMoE", "LayerNorm", "Linear",
+    "MixtureOfExperts", "ModelDims", "ParallelBlock", "Quantized", "RMSNorm", "RouterBiasMoE",
+    "Sublayer",
     "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
     "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
     "discrepancies", "experts_read", "fast",

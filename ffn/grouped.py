@@ -57,7 +57,8 @@ class GroupedExperts(Layer):
     ``backward`` reruns each expert on its segment.
 
     Raises:
-        TypeError: for a ``moe`` that is not a ``MixtureOfExperts``.
+        TypeError: for a ``moe`` that is not a ``MixtureOfExperts``, or whose ``forward`` is
+            not ``MixtureOfExperts.forward`` (``InputScaledMoE``).
         ValueError: for router scores whose backward this does not know.
     """
 
@@ -66,6 +67,9 @@ class GroupedExperts(Layer):
     def __init__(self, moe: MixtureOfExperts) -> None:
         if not isinstance(moe, MixtureOfExperts):
             raise TypeError(f"moe must be a MixtureOfExperts, got {type(moe).__name__}")
+        if type(moe).forward is not MixtureOfExperts.forward:  # e.g. weights on the inputs
+            raise TypeError(f"GroupedExperts runs MixtureOfExperts' own sum of weighted expert "
+                            f"outputs; {type(moe).__name__} computes another")
         if moe.score not in SUPPORTED_SCORES:
             raise ValueError(f"GroupedExperts supports score in {SUPPORTED_SCORES}, got "
                              f"{moe.score!r}")
@@ -127,8 +131,8 @@ class GroupedExperts(Layer):
         np.add.at(dx, rows, dx_sorted)  # back to the rows, experts ascending as in the loop
         dweights = dw_sorted[np.argsort(order)].reshape(weights.shape)  # inverse permutation
         moe._shared_backward(x, dy, dx, expert_grads)
-        d_router, dx_router = moe._router_backward(x, p, chosen, share, dweights)
-        self._set_grads(router=d_router, **expert_grads)
+        router_grads, dx_router = moe._router_backward(x, p, chosen, share, dweights)
+        self._set_grads(**router_grads, **expert_grads)
         return self._unflatten(dx + dx_router)  # dL/dx: (..., d_model)
 
     def __repr__(self) -> str:

@@ -384,6 +384,9 @@ def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int
 # repository (the Hub cannot be reached from here). Qwen3, Kimi K2 and Qwen3-Next: the
 # Megatron arguments THUDM's slime keeps for each released checkpoint. Llama 4: transformers'
 # Llama4TextConfig, whose defaults its docstring calls "similar to" Llama-4-Scout-17B-16E's.
+# Maverick's interleave (a MoE layer every 2nd, from layer 1: configuration_llama4.py lines
+# 175-185 build moe_layers as range(step - 1, num_hidden_layers, step)) is the released
+# checkpoint's as NVIDIA's Megatron-LM loads it: --moe-layer-freq ([0,1]*24), dense first.
 _GPT_OSS = "openai/gpt-oss, gpt_oss/torch/model.py (7b58334), ModelConfig"
 _GPT_OSS_20B = "EchoCog/gpt-oss-20b, config.json (52971a1), a copy of openai/gpt-oss-20b's"
 _SLIME = "THUDM/slime, scripts/models/{}.sh (624b824)"
@@ -428,7 +431,10 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
             "models/llama4/MODEL_CARD.md): 17B active, 109B total"),
     _llama4("Llama 4 Maverick", 128, 2,
             f"{_LLAMA4}, with Maverick's num_local_experts 128 (the model card's 17Bx128E) and "
-            "interleave_moe_layer_step 2, the dense layers of intermediate_size_mlp 16384; "
+            "interleave_moe_layer_step 2, the dense layers of intermediate_size_mlp 16384 "
+            "(NVIDIA/Megatron-LM, examples/post_training/modelopt/conf/meta-llama/"
+            "Llama-4-Maverick-17B-128E-Instruct.sh (48047c5): --moe-layer-freq ([0,1]*24), "
+            "--ffn-hidden-size 16384, --moe-ffn-hidden-size 8192, --num-experts 128); "
             "the model card: 17B active, 400B total"),
     _qwen3_moe("Qwen3-30B-A3B", 2048, 48, 32, 768,
                f"{_SLIME.format('qwen3-30B-A3B')}: hidden-size 2048, num-layers 48, "

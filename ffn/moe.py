@@ -133,7 +133,7 @@ class MixtureOfExperts(Layer):
     def _route(self, x: FloatArray) -> tuple[FloatArray, np.ndarray, FloatArray]:
         """``p``, the chosen experts and their weights before ``scale`` (``share``), for rows
         ``x`` ``(N, d_model)``."""
-        logits = x @ self.router  # (N, n_experts)
+        logits = self._logits(x)  # (N, n_experts)
         p = _softmax(logits) if self.score == "softmax" else \
             1.0 / (1.0 + np.exp(-logits))  # (N, n_experts), sigmoid; exp(710) = inf gives 0
         log_p = self._log_scores(logits)  # log p (softmax: plus a constant a row), finite
@@ -159,6 +159,11 @@ class MixtureOfExperts(Layer):
         else:
             share = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k), unbiased scores
         return p, chosen, share
+
+    def _logits(self, x: FloatArray) -> FloatArray:
+        """The router's logits ``x @ router`` ``(N, n_experts)``: what a router bias adds to."""
+        logits: FloatArray = x @ self.router
+        return logits
 
     def _log_scores(self, logits: FloatArray) -> FloatArray:
         """``log p`` up to a constant a row: the logits (softmax) or ``log sigmoid(logits)``."""
@@ -207,8 +212,8 @@ class MixtureOfExperts(Layer):
             expert_grads.update({f"experts.{i}.{name}": g
                                  for name, g in ran_grads(expert, rows.size > 0).items()})
         self._shared_backward(x, dy, dx, expert_grads)
-        d_router, dx_router = self._router_backward(x, p, chosen, share, dweights)
-        self._set_grads(router=d_router, **expert_grads)  # (d_model, n_experts), experts'
+        router_grads, dx_router = self._router_backward(x, p, chosen, share, dweights)
+        self._set_grads(**router_grads, **expert_grads)  # the router's, the experts'
         return self._unflatten(dx + dx_router)  # dL/dx: (..., d_model)
 
     def _shared_backward(self, x: FloatArray, dy: FloatArray, dx: FloatArray,
@@ -221,8 +226,9 @@ class MixtureOfExperts(Layer):
             grads.update({f"shared_experts.{j}.{name}": g for name, g in shared.grads.items()})
 
     def _router_backward(self, x: FloatArray, p: FloatArray, chosen: np.ndarray,
-                         share: FloatArray, dweights: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """``dL/drouter`` ``(d_model, n_experts)`` and the router's part of ``dL/dx``
+                         share: FloatArray, dweights: FloatArray
+                         ) -> tuple[dict[str, FloatArray], FloatArray]:
+        """The router's gradients by name (``_router_grads``) and its part of ``dL/dx``
         ``(N, d_model)``, from ``dL/dweights`` ``(N, top_k)`` (the choice has no gradient)."""
         row = np.arange(len(x))[:, None]  # (N, 1), pairs with `chosen` to index p
         dshare = self.scale * dweights  # (N, top_k): weights = scale * share
@@ -238,7 +244,11 @@ class MixtureOfExperts(Layer):
                 dlogits = p * (dlogits - np.sum(dlogits * p, axis=-1, keepdims=True))
             else:
                 dlogits = dlogits * p * (1.0 - p)  # sigmoid's derivative
-        return x.T @ dlogits, dlogits @ self.router.T
+        return self._router_grads(x, dlogits), dlogits @ self.router.T
+
+    def _router_grads(self, x: FloatArray, dlogits: FloatArray) -> dict[str, FloatArray]:
+        """``{"router": dL/drouter}`` ``(d_model, n_experts)`` from ``dL/dlogits``."""
+        return {"router": x.T @ dlogits}
 
     def named_parameters(self) -> dict[str, FloatArray | None]:
         """``router``, each expert's as ``experts.{i}.{name}``, then ``shared_experts.{j}.{name}``.
@@ -261,7 +271,7 @@ class MixtureOfExperts(Layer):
         x = self._rows_with_a_mean(x)  # (N, d_model), N > 0
         p, chosen, _ = self._route(x)  # (N, n_experts), (N, top_k)
         if self.score == "sigmoid":  # p / sum(p), as a softmax of log p: no 0 / 0
-            p = _softmax(self._log_scores(x @ self.router))  # (N, n_experts), rows sum to 1
+            p = _softmax(self._log_scores(self._logits(x)))  # (N, n_experts), rows sum to 1
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(p)  # (n_experts,)
         return float(self.n_experts * np.sum(f * p.mean(axis=0)))
 
@@ -279,7 +289,7 @@ class MixtureOfExperts(Layer):
         if self.score == "softmax":  # q = p
             dlogits = p * (g - np.sum(p * g, axis=-1, keepdims=True))  # (N, n_experts)
         else:  # q = p / sum(p) = softmax(log sigmoid(logits)), d log sigmoid = 1 - p
-            q = _softmax(self._log_scores(x @ self.router))  # (N, n_experts)
+            q = _softmax(self._log_scores(self._logits(x)))  # (N, n_experts)
             dlogits = q * (g - np.sum(g * q, axis=-1, keepdims=True)) * (1.0 - p)
         grad: FloatArray = x.T @ dlogits  # (d_model, n_experts)
         return grad
