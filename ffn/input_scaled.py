@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ffn._layer import quiet
+from ffn._layer import forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.moe import Expert, MixtureOfExperts, ran_grads
 
@@ -40,6 +40,7 @@ class InputScaledMoE(MixtureOfExperts):
         super().__init__(router, experts, top_k, normalize=False, score="sigmoid",
                          shared_experts=shared_experts)
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``sum_j expert_{chosen_j}(s_j * x) + sum_s shared_s(x)``, x ``(..., d_model)``."""
@@ -55,6 +56,7 @@ class InputScaledMoE(MixtureOfExperts):
         self._save_for_backward(x, p, chosen, share)
         return self._unflatten(y)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Sets ``grads`` and returns ``dL/dx`` from ``dL/dy``, through each expert's input

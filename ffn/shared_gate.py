@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet
+from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.activations import sigmoid
 from ffn.feedforward import FeedForward
@@ -65,6 +65,7 @@ class GatedSharedMoE(Layer):
                 **{f"shared_expert.{name}": p for name, p in shared.items()},
                 "shared_gate": self.shared_gate}
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``moe(x) + sigmoid(x @ shared_gate) * shared_expert(x)``, x ``(..., d_model)``."""
@@ -75,6 +76,7 @@ class GatedSharedMoE(Layer):
         self._save_for_backward(x, g, shared)
         return self._unflatten(y)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
