@@ -39,9 +39,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ffn
-from ffn_docs import memory
 from tests._node_lab import NodeLab
 from tests.test_widgets import SETTINGS
+from widgets.memory import data as memory
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 

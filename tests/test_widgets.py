@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 import ffn
 from ffn.activations import FUNCTIONS
 from ffn.models import ModelDims
-from ffn_docs.widgets import PRESETS, camel
 from tests._node_lab import NodeError, NodeLab
+from widgets.sizer.data import PRESETS, camel
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 

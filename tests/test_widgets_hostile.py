@@ -32,10 +32,10 @@ import pytest
 
 import ffn
 from ffn.activations import FUNCTIONS
-from ffn_docs import widget_router
-from ffn_docs.widgets import camel
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_NAMES, expected_size
+from widgets.router import data as widget_router
+from widgets.sizer.data import camel
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -355,7 +355,7 @@ def model_dims_cases() -> list[LabCase]:
 def ffn_route_raw(x: object, top_k: object, score: object = "softmax", bias: object = None,
                   normalize: object = True, scale: object = 1.0, n: int = 4) -> dict[str, Any]:
     """ffn's MixtureOfExperts.route of token x through the identity router (for non-finite
-    logits, nonfinite_token's), inputs unconverted (ffn_docs.widget_router.ffn_route converts
+    logits, nonfinite_token's), inputs unconverted (widgets/router/data.py's ffn_route converts
     them to floats first)."""
     router = np.eye(n)
     if isinstance(x, list) and all(isinstance(v, float) for v in x) and not all(

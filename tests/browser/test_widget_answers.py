@@ -12,8 +12,6 @@ from decimal import Decimal
 
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from ffn_docs import answers
-from ffn_docs.answers import Answer
 from tests.browser.conftest import (
     SCHEMES,
     SCREENSHOT_DIR,
@@ -24,6 +22,8 @@ from tests.browser.conftest import (
     open_page,
     open_widget,
 )
+from widgets.answers import data as answers
+from widgets.answers.data import Answer
 
 PAGE = "exercises/"
 SHOWN = "widget-answers"  # the screenshots' stem

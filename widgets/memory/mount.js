@@ -3,9 +3,9 @@
 // picks ReLU or exact GELU; each unit's match x . k_i + b1_i, its coefficient h_i and the output
 // y follow, with a d3 bar chart of h and y. The arithmetic is lab/memory.js, held to ffn in
 // tests/test_widget_memory.py; the page against ffn in tests/browser/test_widget_memory.py.
-import {formatFixed} from "../lab/format.js";
-import {firingSentence, memoryForward} from "../lab/memory.js";
-import {escape, fragment, loadD3, uid} from "./dom.js";
+import {formatFixed} from "../_shared/format.js";
+import {firingSentence, memoryForward} from "./lab.js";
+import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
 
 const MINUS = "\u2212";
 const CHART = {width: 560, height: 250, top: 28, bottom: 34, left: 44, split: 380, gap: 56};

@@ -4,9 +4,9 @@
 // score + bias, rank and weight, and a d3 bar chart (lab/router.js, held to ffn's
 // MixtureOfExperts.route in tests/test_widget_router.py; the page against ffn in
 // tests/browser/test_widget_router.py).
-import * as lab from "../lab/router.js";
-import {formatFixed} from "../lab/format.js";
-import {escape, fragment, loadD3, uid} from "./dom.js";
+import * as lab from "./lab.js";
+import {formatFixed} from "../_shared/format.js";
+import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
 
 const CHART = {width: 560, height: 250, top: 26, right: 10, bottom: 34, left: 46};
 const DASH = "\u2014";  // an expert not chosen

@@ -2,8 +2,8 @@
 // exercise asks for, checked with lab/answers.js against ffn's answer, which the build put in
 // the widget's JSON (ffn_docs/answers.py). A wrong answer is not revealed: the solution below
 // the boxes does that. tests/browser/test_widget_answers.py types into every box.
-import {checkAnswer} from "../lab/answers.js";
-import {escape, fragment, uid} from "./dom.js";
+import {checkAnswer} from "./lab.js";
+import {escape, fragment, uid} from "../_shared/dom.js";
 
 const EXAMPLES = "for example 0.25, \u22123 or 4.7e6";
 

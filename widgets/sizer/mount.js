@@ -1,10 +1,10 @@
 // The model sizer (Parameters and FLOPs): a model of ffn.models or dimensions typed in; its
 // FFN's parameters, share, FLOPs and bytes follow (lab/counting.js, held to ffn in
 // tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
-import * as lab from "../lab/counting.js";
-import {readNumber} from "../lab/answers.js";
-import {formatFixed, formatInt} from "../lab/format.js";
-import {escape, fragment, uid} from "./dom.js";
+import * as lab from "./lab.js";
+import {readNumber} from "../answers/lab.js";
+import {formatFixed, formatInt} from "../_shared/format.js";
+import {escape, fragment, uid} from "../_shared/dom.js";
 
 // The presets' integers, JSON numbers (all below 2**53: ffn_docs/widgets.py), as BigInt.
 const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",

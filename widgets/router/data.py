@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import ffn
-from ffn_docs import fallback
+from widgets._shared import fallback
 
 N_EXPERTS, TOP_K, N_TOKENS = 8, 2, 3  # the chapter's example
 BIAS_EXPERT, BIAS = 6, 0.15  # the chapter's bias: 0.15 on expert 6, zero elsewhere
@@ -154,3 +154,6 @@ def render() -> str:
         "logits": example_logits(), "bias": example_bias(), "token": TOKEN, "topK": TOP_K,
         "score": "sigmoid", "scores": SCORE_NAMES, "logitRange": LOGIT_RANGE,
         "biasRange": BIAS_RANGE})
+
+
+WIDGETS = {"router": render}

@@ -1,9 +1,9 @@
 // The activation explorer (GELU): x on a slider; ReLU, exact and tanh GELU, SiLU and squared
 // ReLU and their derivatives at x, and the curves (lab/activations.js, held to ffn in
 // tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
-import * as lab from "../lab/activations.js";
-import {formatFixed} from "../lab/format.js";
-import {fragment, loadD3, uid} from "./dom.js";
+import * as lab from "./lab.js";
+import {formatFixed} from "../_shared/format.js";
+import {fragment, loadD3, uid} from "../_shared/dom.js";
 
 const PLOT = {x0: -4, x1: 4, y0: -1, y1: 4, width: 560, height: 300, pad: 34};
 const SAMPLES = 401;  // points per curve: 0.02 apart in x, finer than a pixel of the plot

@@ -11,6 +11,7 @@ ties every answer to what the solution prints on the page.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ from scipy import optimize  # type: ignore[import-untyped, unused-ignore]
 
 import ffn
 from ffn.models import ModelDims
-from ffn_docs import fallback
+from widgets._shared import fallback
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
 
@@ -170,3 +171,5 @@ def render(exercise: str) -> str:
 
 
 EXERCISES: tuple[str, ...] = tuple(dict.fromkeys(a.exercise for a in ANSWERS))
+# One widget per exercise ("answers-L2-1"), all mounted by mount.js.
+WIDGETS = {widget_name(e): functools.partial(render, e) for e in EXERCISES}

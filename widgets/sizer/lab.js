@@ -8,7 +8,7 @@
 
 import {
   checkBoolean, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
-} from "./check.js";
+} from "../_shared/check.js";
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {

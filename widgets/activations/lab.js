@@ -5,7 +5,7 @@
 // Each takes one real number, as lab/check.js's checkScalar reads it (a string, null or an
 // array is refused: ffn's functions take arrays, these are scalar).
 
-import {checkScalar} from "./check.js";
+import {checkScalar} from "../_shared/check.js";
 
 const SQRT2 = Math.SQRT2;
 const SQRT_PI = Math.sqrt(Math.PI);
