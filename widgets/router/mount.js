@@ -1,9 +1,9 @@
 // The router explorer (Mixture of experts): one token's router. The tokens' logits are ffn's,
-// computed at build time (ffn_docs/widget_router.py); the reader picks a token or edits its
-// logits, top-k, the score function and a bias per expert, and sees each expert's score,
-// score + bias, rank and weight, and a d3 bar chart (lab/router.js, held to ffn's
-// MixtureOfExperts.route in tests/test_widget_router.py; the page against ffn in
-// tests/browser/test_widget_router.py).
+// computed at build time (data.py); the reader picks a token or edits its logits, top-k, the
+// score function and a bias per expert, and sees each expert's score, score + bias, rank and
+// weight, and a d3 bar chart (./lab.js, held to ffn's MixtureOfExperts.route in
+// tests/test_widget_router.py; the page against ffn in tests/browser/test_widget_router.py).
+// `mount` wires the steps below: build the controls, read them, compute, draw, describe.
 import * as lab from "./lab.js";
 import {formatFixed} from "../_shared/format.js";
 import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
@@ -15,6 +15,59 @@ export async function mount(root) {
   const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
   const n = data.logits[0].length;
   const id = uid("router");
+  const d3 = await loadD3();  // first: if it fails, the table stays alone (loader.js)
+  root.append(fragment(controls(id, data, n)));
+  const form = root.querySelector("form");
+  const state = {logits: data.logits[data.token].slice(), bias: data.bias.slice()};
+  input(form, "token").value = String(data.token);
+  input(form, "topK").value = String(data.topK);
+  input(form, "score").value = data.score;
+  showLogits(form, state);
+  state.bias.forEach((v, i) => { input(form, `bias-${i}`).value = String(v); });
+  const chart = drawChart(d3, form.querySelector("svg"), n);
+
+  // Every change: the fields read and checked; the old numbers go; a refusal is named, else
+  // the route is computed, shown in the table, described and drawn.
+  const update = () => {
+    const {topK, problems} = read(form, data, state, n);
+    clear(form);
+    form.querySelector("svg").classList.toggle("ffn-router__chart--stale", problems.length > 0);
+    const note = form.querySelector("[data-note]");
+    if (problems.length) {
+      note.textContent = `${problems.join(" ")} No route is shown until that is fixed.`;
+      return;
+    }
+    note.textContent = "";
+    const score = input(form, "score").value;
+    const result = lab.route(state.logits, BigInt(topK), score, state.bias);
+    const unbiased = lab.route(state.logits, BigInt(topK), score, null).chosen;
+    showRoute(form, result, n);
+    out(form, "summary").value = summary(result);
+    out(form, "change").value = change(result, unbiased, state.bias);
+    chart(result, state.bias);
+  };
+
+  form.addEventListener("submit", event => event.preventDefault());
+  form.addEventListener("input", event => event.target.name !== "token" && update());
+  form.addEventListener("change", event => {
+    if (event.target.name !== "token") return;
+    state.logits = data.logits[Number(input(form, "token").value)].slice();  // ffn's, unrounded
+    showLogits(form, state);
+    update();
+  });
+  input(form, "clearBias").addEventListener("click", () => {
+    for (let i = 0; i < n; i++) input(form, `bias-${i}`).value = "0";
+    update();
+  });
+  update();
+}
+
+const input = (form, name) => form.elements.namedItem(name);
+const out = (form, name) => form.querySelector(`[data-result="${name}"]`);
+
+// ---- build the controls: the token, top-k, score and a row per expert; the chart's frame
+
+function controls(id, data, n) {
   const rows = Array.from({length: n}, (_, i) => `<tr data-expert="${i}">
       <th scope="row">${i}</th>
       <td><label class="ffn-visually-hidden" for="${id}-logit-${i}">Logit of expert ${i}</label>
@@ -28,8 +81,7 @@ export async function mount(root) {
       <td><output data-result="rank-${i}"></output></td>
       <td><output data-result="weight-${i}"></output></td>
     </tr>`).join("");
-  const d3 = await loadD3();  // first: if it fails, the table stays alone (widgets.js)
-  root.append(fragment(`
+  return `
     <form class="ffn-widget__live ffn-router" aria-labelledby="${id}-title">
       <p class="ffn-widget__title" id="${id}-title"><strong>Router explorer</strong>: one
         token's router. Pick a token or edit its logits, choose top-k and the score, and give
@@ -68,23 +120,75 @@ export async function mount(root) {
         <span class="ffn-router__key"></span>not chosen
         <span class="ffn-router__key ffn-router__key--bias"></span>score + bias (what chooses)
       </p>
-    </form>`));
-  const form = root.querySelector("form");
-  const input = name => form.elements.namedItem(name);
-  const out = name => form.querySelector(`[data-result="${name}"]`);
-  const note = form.querySelector("[data-note]");
-  const state = {logits: data.logits[data.token].slice(), bias: data.bias.slice()};
+    </form>`;
+}
 
-  const showLogits = () => {
-    state.logits.forEach((v, i) => { input(`logit-${i}`).value = formatFixed(v, 3); });
-  };
-  input("token").value = String(data.token);
-  input("topK").value = String(data.topK);
-  input("score").value = data.score;
-  showLogits();
-  state.bias.forEach((v, i) => { input(`bias-${i}`).value = String(v); });
+function showLogits(form, state) {
+  state.logits.forEach((v, i) => { input(form, `logit-${i}`).value = formatFixed(v, 3); });
+}
 
-  const svg = d3.select(form.querySelector("svg"));
+// ---- read them: top-k, each logit and bias, checked; what is wrong, in words
+
+function number(form, name, low, high, what) {
+  const text = input(form, name).value.trim();
+  const v = Number(text);
+  if (text === "" || !Number.isFinite(v)) return `${what} must be a number.`;
+  if (v < low || v > high) {
+    return `${what} must be from ${String(low).replace("-", "\u2212")} to ${high}.`;
+  }
+  return v;
+}
+
+/** Top-k and the problems found; the logits and biases read go into ``state``. */
+function read(form, data, state, n) {
+  const problems = [];
+  const topText = input(form, "topK").value.trim();
+  const topK = /^\d+$/.test(topText) ? Number(topText) : NaN;
+  if (!(topK >= 1 && topK <= n)) {
+    problems.push(`Top-k must be a whole number from 1 to ${n}.`);
+  }
+  for (let i = 0; i < n; i++) {
+    // A logit field still showing the token's logit, rounded, stands for ffn's unrounded
+    // one; anything else typed there is the logit.
+    const logit = number(form, `logit-${i}`, -data.logitRange, data.logitRange,
+                         `The logit of expert ${i}`);
+    if (typeof logit === "string") problems.push(logit);
+    else if (input(form, `logit-${i}`).value !== formatFixed(state.logits[i], 3)) {
+      state.logits[i] = logit;
+    }
+    const bias = number(form, `bias-${i}`, -data.biasRange, data.biasRange,
+                        `The bias of expert ${i}`);
+    if (typeof bias === "string") problems.push(bias);
+    else state.bias[i] = bias;
+  }
+  return {topK, problems};
+}
+
+// ---- draw: the route in the table, and the chart
+
+function clear(form) {
+  for (const element of form.querySelectorAll("output")) element.value = "";
+  for (const row of form.querySelectorAll("tbody tr")) {
+    row.classList.remove("ffn-router__row--chosen");
+  }
+}
+
+function showRoute(form, result, n) {
+  const rank = new Map(result.chosen.map((e, r) => [e, r]));
+  for (let i = 0; i < n; i++) {
+    out(form, `score-${i}`).value = formatFixed(result.scores[i], 3);
+    out(form, `choice-${i}`).value = formatFixed(result.choice[i], 3);
+    out(form, `rank-${i}`).value = rank.has(i) ? lab.ordinal(rank.get(i) + 1) : DASH;
+    out(form, `weight-${i}`).value = rank.has(i) ? formatFixed(result.weights[rank.get(i)], 3)
+      : DASH;
+    form.querySelector(`tr[data-expert="${i}"]`).classList.toggle("ffn-router__row--chosen",
+                                                                 rank.has(i));
+  }
+}
+
+/** The chart's axes in ``svg``; returns the function that draws a route on them. */
+function drawChart(d3, element, n) {
+  const svg = d3.select(element);
   const x = d3.scaleBand().domain(d3.range(n))
     .range([CHART.left, CHART.width - CHART.right]).padding(0.25);
   const y = d3.scaleLinear().range([CHART.height - CHART.bottom, CHART.top]);
@@ -98,7 +202,7 @@ export async function mount(root) {
   const zero = svg.append("line").attr("class", "ffn-router__zero")
     .attr("x1", CHART.left).attr("x2", CHART.width - CHART.right);
 
-  const draw = result => {
+  return (result, bias) => {
     const {scores, choice, chosen, weights} = result;
     const rank = new Map(chosen.map((e, r) => [e, r]));
     const top = Math.max(...scores, ...choice);
@@ -110,7 +214,7 @@ export async function mount(root) {
       .attr("class", (_, i) => `ffn-router__bar${rank.has(i) ? " ffn-router__bar--chosen" : ""}`)
       .attr("x", (_, i) => x(i)).attr("width", x.bandwidth())
       .attr("y", p => y(Math.max(p, 0))).attr("height", p => Math.abs(y(0) - y(p)));
-    const biased = d3.range(n).filter(i => state.bias[i] !== 0);
+    const biased = d3.range(n).filter(i => bias[i] !== 0);
     marks.selectAll("line").data(biased).join("line").attr("class", "ffn-router__mark")
       .attr("x1", i => x(i) - 3).attr("x2", i => x(i) + x.bandwidth() + 3)
       .attr("y1", i => y(choice[i])).attr("y2", i => y(choice[i]));
@@ -119,91 +223,24 @@ export async function mount(root) {
       .attr("y", e => y(Math.max(scores[e], choice[e], 0)) - 5)
       .text((e, r) => `w=${formatFixed(weights[r], 3)}`);
   };
+}
 
-  const number = (name, low, high, what) => {
-    const text = input(name).value.trim();
-    const v = Number(text);
-    if (text === "" || !Number.isFinite(v)) return `${what} must be a number.`;
-    if (v < low || v > high) {
-      return `${what} must be from ${String(low).replace("-", "\u2212")} to ${high}.`;
-    }
-    return v;
-  };
+// ---- describe: the route and what the bias changed, in words (for screen readers too)
 
-  const update = () => {
-    const problems = [];
-    const topText = input("topK").value.trim();
-    const topK = /^\d+$/.test(topText) ? Number(topText) : NaN;
-    if (!(topK >= 1 && topK <= n)) {
-      problems.push(`Top-k must be a whole number from 1 to ${n}.`);
-    }
-    for (let i = 0; i < n; i++) {
-      // A logit field still showing the token's logit, rounded, stands for ffn's unrounded
-      // one; anything else typed there is the logit.
-      const logit = number(`logit-${i}`, -data.logitRange, data.logitRange,
-                           `The logit of expert ${i}`);
-      if (typeof logit === "string") problems.push(logit);
-      else if (input(`logit-${i}`).value !== formatFixed(state.logits[i], 3)) {
-        state.logits[i] = logit;
-      }
-      const bias = number(`bias-${i}`, -data.biasRange, data.biasRange, `The bias of expert ${i}`);
-      if (typeof bias === "string") problems.push(bias);
-      else state.bias[i] = bias;
-    }
-    for (const element of form.querySelectorAll("output")) element.value = "";
-    for (const row of form.querySelectorAll("tbody tr")) {
-      row.classList.remove("ffn-router__row--chosen");
-    }
-    form.querySelector("svg").classList.toggle("ffn-router__chart--stale", problems.length > 0);
-    if (problems.length) {
-      note.textContent = `${problems.join(" ")} No route is shown until that is fixed.`;
-      return;
-    }
-    note.textContent = "";
-    const score = input("score").value;
-    const result = lab.route(state.logits, BigInt(topK), score, state.bias);
-    const unbiased = lab.route(state.logits, BigInt(topK), score, null).chosen;
-    const rank = new Map(result.chosen.map((e, r) => [e, r]));
-    for (let i = 0; i < n; i++) {
-      out(`score-${i}`).value = formatFixed(result.scores[i], 3);
-      out(`choice-${i}`).value = formatFixed(result.choice[i], 3);
-      out(`rank-${i}`).value = rank.has(i) ? lab.ordinal(rank.get(i) + 1) : DASH;
-      out(`weight-${i}`).value = rank.has(i) ? formatFixed(result.weights[rank.get(i)], 3)
-        : DASH;
-      form.querySelector(`tr[data-expert="${i}"]`).classList.toggle("ffn-router__row--chosen",
-                                                                   rank.has(i));
-    }
-    const many = result.chosen.length > 1;
-    out("summary").value = `Expert${many ? "s" : ""} ${lab.listWords(result.chosen.map(String))}`
-      + ` chosen, weight${many ? "s" : ""} `
-      + `${lab.listWords(result.weights.map(w => formatFixed(w, 3)))}.`;
-    let change;
-    if (state.bias.every(b => b === 0)) {
-      change = "No bias: the scores alone choose.";
-    } else {
-      const {added, removed} = lab.biasSwap(result.chosen, unbiased);
-      const several = added.length > 1, s = several ? "s" : "";
-      change = added.length === 0
-        ? "The bias changes no expert chosen; the weights come from the unbiased scores."
-        : `With the bias, expert${s} ${lab.listWords(added.map(String))} replace`
-          + `${several ? "" : "s"} expert${s} ${lab.listWords(removed.map(String))}; the `
-          + "weights come from the unbiased scores.";
-    }
-    out("change").value = change;
-    draw(result);
-  };
+function summary(result) {
+  const many = result.chosen.length > 1;
+  return `Expert${many ? "s" : ""} ${lab.listWords(result.chosen.map(String))}`
+    + ` chosen, weight${many ? "s" : ""} `
+    + `${lab.listWords(result.weights.map(w => formatFixed(w, 3)))}.`;
+}
 
-  form.addEventListener("submit", event => event.preventDefault());
-  form.addEventListener("input", event => event.target.name !== "token" && update());
-  form.addEventListener("change", event => {
-    if (event.target.name !== "token") return;
-    state.logits = data.logits[Number(input("token").value)].slice();  // ffn's, unrounded
-    showLogits();
-    update();
-  });
-  input("clearBias").addEventListener("click", () => {
-    for (let i = 0; i < n; i++) input(`bias-${i}`).value = "0";
-    update();
-  });
-  update();
+function change(result, unbiased, bias) {
+  if (bias.every(b => b === 0)) return "No bias: the scores alone choose.";
+  const {added, removed} = lab.biasSwap(result.chosen, unbiased);
+  const several = added.length > 1, s = several ? "s" : "";
+  return added.length === 0
+    ? "The bias changes no expert chosen; the weights come from the unbiased scores."
+    : `With the bias, expert${s} ${lab.listWords(added.map(String))} replace`
+      + `${several ? "" : "s"} expert${s} ${lab.listWords(removed.map(String))}; the `
+      + "weights come from the unbiased scores.";
 }
