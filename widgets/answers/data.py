@@ -3,9 +3,9 @@
 An exercise with a numeric answer gets a box per number it asks for. Each `Answer` names its
 exercise, the box's label, the computation (the one its solution runs, with ffn) and the
 rounding the exercise states: decimals, significant figures, or exact (a whole number).
-`expected()` is the value at that rounding, as the page's JSON carries it to
-docs/javascripts/lab/answers.js, which checks what a reader types. tests/test_widget_answers.py
-ties every answer to what the solution prints on the page.
+`expected()` is the value at that rounding, as the page's JSON carries it to lab.js, which
+checks what a reader types. tests/test_widget_answers.py ties every answer to what the solution
+prints on the page.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Answer:
     figures: int | None = None  # to this many significant figures
 
     def rounding(self) -> dict[str, int | bool]:
-        """How lab/answers.js's checkAnswer compares: {"decimals": d}, {"figures": n} or
+        """How lab.js's checkAnswer compares: {"decimals": d}, {"figures": n} or
         {"exact": true}."""
         if self.decimals is not None:
             return {"decimals": self.decimals}
