@@ -1,4 +1,4 @@
-"""The exercises' answer boxes: checkAnswer (docs/javascripts/lab/answers.js) against a Decimal
+"""The exercises' answer boxes: checkAnswer (widgets/answers/lab.js) against a Decimal
 oracle, and each expected answer (widgets/answers/data.py) against the page's solutions.
 
 - The oracle is written here with Python's decimal module, not ported from the JavaScript: a

@@ -1,4 +1,4 @@
-"""The router explorer's arithmetic (docs/javascripts/lab/router.js) against ffn, in Node.
+"""The router explorer's arithmetic (widgets/router/lab.js) against ffn, in Node.
 
 `route` is run on 1,000 hypothesis-generated inputs for each score function
 (`max_examples=1000`, derandomized) and compared with ffn's own `MixtureOfExperts.route` for

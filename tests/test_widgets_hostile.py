@@ -1,9 +1,9 @@
 """The hostile tier of the lab's modules (issue 30): wrong and edge calls, with ffn's verdict.
 
-Every exported function of docs/javascripts/lab/*.js that has an ffn counterpart is fed the
-inputs a hostile tester fed ffn (through tests/_node_lab.py: a Python int arrives as a BigInt,
-a float as a Number, so ffn's float 8.0 is JavaScript's Number 8, refused where ffn refuses
-it). Each call must end one of two ways, and ffn on the same inputs the same way:
+Every exported function of widgets/*/lab.js and widgets/_shared/ that has an ffn counterpart
+is fed the inputs a hostile tester fed ffn (through tests/_node_lab.py: a Python int arrives as
+a BigInt, a float as a Number, so ffn's float 8.0 is JavaScript's Number 8, refused where ffn
+refuses it). Each call must end one of two ways, and ffn on the same inputs the same way:
 
 - refused clearly: a TypeError or RangeError (ffn: TypeError or ValueError) whose message
   names the argument by ffn's name for it (`d_model`, `top_k`; the route's `logits` are ffn's

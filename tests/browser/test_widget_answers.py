@@ -1,9 +1,10 @@
-"""The exercises' answer boxes in the built site: in every box, ffn's answer (ffn_docs/answers.py,
-not the JavaScript's) typed as the box asks for it is "right", one unit off in its last stated
-place "wrong" without the answer shown, and what is not a number gets asked for a number; by
-mouse and by keyboard. Without JavaScript a short note stands in (no answer in it); on the
-print page and on paper the boxes are gone. axe-core with every box mounted, in both schemes.
-The page is long and each widget mounts as it nears the screen, so the tests scroll to each."""
+"""The exercises' answer boxes in the built site: in every box, ffn's answer
+(widgets/answers/data.py, not the JavaScript's) typed as the box asks for it is "right", one unit
+off in its last stated place "wrong" without the answer shown, and what is not a number gets
+asked for a number; by mouse and by keyboard. Without JavaScript a short note stands in (no
+answer in it); on the print page and on paper the boxes are gone. axe-core with every box
+mounted, in both schemes. The page is long and each widget mounts as it nears the screen, so
+the tests scroll to each."""
 
 from __future__ import annotations
 
