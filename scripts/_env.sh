@@ -82,7 +82,7 @@ fi
 export PATH="$VENV/bin:$PATH"
 
 # npm packages as package-lock.json pins them, again only when the lock file changed. Without
-# npm nothing is installed: the site build then names what is missing (hooks/widgets.py), and
+# npm nothing is installed: the site build then names what is missing (hooks/lab.py), and
 # scripts/test calls this again after installing Debian's npm.
 npm_install() {
   command -v npm >/dev/null || return 0

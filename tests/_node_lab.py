@@ -1,5 +1,6 @@
-"""Calls into the widgets' arithmetic (docs/javascripts/lab/*.js) from Python: one Node process
-answers JSON lines. Every module's exports are callable by name (names are unique across them).
+"""Calls into the widgets' arithmetic (widgets/*/lab.js, and widgets/_shared/'s checks,
+formats and reading) from Python: one Node process answers JSON lines. Every module's exports
+are callable by name (names are unique across them).
 
 Integers travel as {"i": "digits"} both ways (they become BigInt in JavaScript, int in
 Python), so counts above 2**53 arrive exact; floats travel as JSON numbers, which both sides
@@ -18,8 +19,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-LAB = Path(__file__).resolve().parent.parent / "docs" / "javascripts" / "lab"
-MODULES = sorted(LAB.glob("*.js"))
+WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
+# The pure modules: every widget's lab.js and the shared ones (not dom.js and loader.js: DOM).
+DOM = {"dom.js", "loader.js"}
+MODULES = [*(m for m in sorted(WIDGETS.glob("_shared/*.js")) if m.name not in DOM),
+           *sorted(WIDGETS.glob("*/lab.js"))]
 
 _SERVER = """
 import readline from "node:readline";

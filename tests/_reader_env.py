@@ -7,7 +7,8 @@ machine has it, for the PyTorch cells) are the distributions already installed i
 project's environment: each of their top-level files is linked into one directory, which a
 `.pth` file puts on the new environment's path, after its own site-packages. Nothing else of
 the project's environment is on that path: not its editable install of `ffn` (whose `.pth`
-points at the checkout), nor the checkout's `harness`, `ffn_docs`, `hooks`, `scripts`, `tests`.
+points at the checkout), nor the checkout's `harness`, `ffn_docs`, `widgets`, `hooks`,
+`scripts`, `tests`.
 """
 
 from __future__ import annotations

@@ -99,8 +99,8 @@ def test_the_wheel_installs_offline(reader: tuple[Path, Path]) -> None:
     where = Path(_reader_env.where_ffn(python, away))
     assert python.parent.parent in where.parents, f"ffn imported from {where}"
     assert ROOT not in where.parents
-    probe = ("import importlib.util as u; print([n for n in ('harness', 'ffn_docs', 'hooks', "
-             "'scripts', 'tests') if u.find_spec(n)])")
+    probe = ("import importlib.util as u; print([n for n in ('harness', 'ffn_docs', 'widgets', "
+             "'hooks', 'scripts', 'tests') if u.find_spec(n)])")
     found = subprocess.run([python, "-c", probe], cwd=away, text=True, check=True,
                                        env=_reader_env.clean_env(), capture_output=True)
     assert found.stdout.strip() == "[]", f"importable in the reader's environment: {found.stdout}"

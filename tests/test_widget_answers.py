@@ -1,5 +1,5 @@
-"""The exercises' answer boxes: checkAnswer (docs/javascripts/lab/answers.js) against a Decimal
-oracle, and each expected answer (ffn_docs/answers.py) against the page's solutions.
+"""The exercises' answer boxes: checkAnswer (widgets/answers/lab.js) against a Decimal
+oracle, and each expected answer (widgets/answers/data.py) against the page's solutions.
 
 - The oracle is written here with Python's decimal module, not ported from the JavaScript: a
   typed value T is right when rounding it to the stated place, half up or half down (a tie
@@ -24,9 +24,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from ffn_docs import answers
-from ffn_docs.answers import Answer
 from tests._node_lab import NodeLab
+from widgets.answers import data as answers
+from widgets.answers.data import Answer
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -73,7 +73,7 @@ def unit(expected: Decimal, rounding: Rounding) -> Decimal:
 
 @st.composite
 def answer_and_rounding(draw: st.DrawFn) -> tuple[str, Decimal, Rounding]:
-    """An answer as ffn_docs.answers writes it, at a rounding."""
+    """An answer as widgets/answers/data.py writes it, at a rounding."""
     kind = draw(st.sampled_from(["decimals", "figures", "exact"]))
     if kind == "decimals":
         d = draw(st.integers(0, 8))

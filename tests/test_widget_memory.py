@@ -1,4 +1,4 @@
-"""The memory explorer's arithmetic (docs/javascripts/lab/memory.js) against ffn, in Node.
+"""The memory explorer's arithmetic (widgets/memory/lab.js) against ffn, in Node.
 
 memoryForward(W1, b1, W2, b2, x, activation) is compared with ffn.FeedForward.forward_trace
 (its h_pre, h and y) on 1,000 hypothesis-generated tokens through the page's block
@@ -13,7 +13,7 @@ The tolerance, derived (u = 2**-53, the unit roundoff; gamma_n = n u / (1 - n u)
   Algorithms, section 3.1). JavaScript adds j = 0, 1, ... then the bias; numpy's matmul may
   add in another order (BLAS); so the two differ by at most 2 gamma_{d_model+1} S_i.
 - h_i = act(pre_i): ReLU is 1-Lipschitz and exact, so |dh_i| <= |dpre_i|. Exact GELU's slope
-  is at most 1.13 (its maximum is 1.1289 at x = 2.42), and lab/activations.js's gelu is within
+  is at most 1.13 (its maximum is 1.1289 at x = 2.42), and activations/lab.js's gelu is within
   8 eps (|GELU| + |x| + 1) of ffn.gelu at the same x (tests/test_widgets.py, eps = 2 u), so
   |dh_i| <= 1.13 |dpre_i| + 8 eps (|h_i| + |pre_i| + 1).
 - y_k = sum_i h_i W2[i, k] + b2_k: each side is within gamma_{d_ff+1} T_k of the exact sum of
@@ -39,9 +39,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ffn
-from ffn_docs import memory
 from tests._node_lab import NodeLab
 from tests.test_widgets import SETTINGS
+from widgets.memory import data as memory
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 

@@ -1,9 +1,9 @@
-"""The router explorer's arithmetic (docs/javascripts/lab/router.js) against ffn, in Node.
+"""The router explorer's arithmetic (widgets/router/lab.js) against ffn, in Node.
 
 `route` is run on 1,000 hypothesis-generated inputs for each score function
 (`max_examples=1000`, derandomized) and compared with ffn's own `MixtureOfExperts.route` for
 a layer whose router gives those logits: the identity router (`d_model = n_experts`) and
-`x` = the logits, so that `x @ router` is the logits exactly (ffn_docs.widget_router.ffn_route,
+`x` = the logits, so that `x @ router` is the logits exactly (widgets/router/data.py's ffn_route,
 checked here too). Each input also draws 1 to 16 experts, top-k, `normalize` and `scale`,
 as MixtureOfExperts takes them (the widget itself renormalises and leaves the scale at 1).
 What is compared:
@@ -29,7 +29,7 @@ What is compared:
   (seen: 2.9 ulp for the softmax scores, 3.0 for their weights, 1.3 and 2.2 for sigmoid's).
   The widget prints 3 decimals;
 - listWords and ordinal (the widget's sentences and its rank column) print as
-  ffn_docs.widget_router's list_words and ordinal; tests/browser/test_widget_router.py
+  widgets/router/data.py's list_words and ordinal; tests/browser/test_widget_router.py
   compares every string the page shows with that module's, from ffn's route.
 """
 
@@ -43,9 +43,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ffn_docs import widget_router
-from ffn_docs.widget_router import ffn_route
 from tests._node_lab import NodeLab
+from widgets.router import data as widget_router
+from widgets.router.data import ffn_route
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 

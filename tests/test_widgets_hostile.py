@@ -1,9 +1,9 @@
 """The hostile tier of the lab's modules (issue 30): wrong and edge calls, with ffn's verdict.
 
-Every exported function of docs/javascripts/lab/*.js that has an ffn counterpart is fed the
-inputs a hostile tester fed ffn (through tests/_node_lab.py: a Python int arrives as a BigInt,
-a float as a Number, so ffn's float 8.0 is JavaScript's Number 8, refused where ffn refuses
-it). Each call must end one of two ways, and ffn on the same inputs the same way:
+Every exported function of widgets/*/lab.js and widgets/_shared/ that has an ffn counterpart
+is fed the inputs a hostile tester fed ffn (through tests/_node_lab.py: a Python int arrives as
+a BigInt, a float as a Number, so ffn's float 8.0 is JavaScript's Number 8, refused where ffn
+refuses it). Each call must end one of two ways, and ffn on the same inputs the same way:
 
 - refused clearly: a TypeError or RangeError (ffn: TypeError or ValueError) whose message
   names the argument by ffn's name for it (`d_model`, `top_k`; the route's `logits` are ffn's
@@ -32,10 +32,10 @@ import pytest
 
 import ffn
 from ffn.activations import FUNCTIONS
-from ffn_docs import widget_router
-from ffn_docs.widgets import camel
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_NAMES, expected_size
+from widgets.router import data as widget_router
+from widgets.sizer.data import camel
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -355,7 +355,7 @@ def model_dims_cases() -> list[LabCase]:
 def ffn_route_raw(x: object, top_k: object, score: object = "softmax", bias: object = None,
                   normalize: object = True, scale: object = 1.0, n: int = 4) -> dict[str, Any]:
     """ffn's MixtureOfExperts.route of token x through the identity router (for non-finite
-    logits, nonfinite_token's), inputs unconverted (ffn_docs.widget_router.ffn_route converts
+    logits, nonfinite_token's), inputs unconverted (widgets/router/data.py's ffn_route converts
     them to floats first)."""
     router = np.eye(n)
     if isinstance(x, list) and all(isinstance(v, float) for v in x) and not all(

@@ -61,7 +61,7 @@ def pages(site_dir: Path) -> dict[str, str]:
 
 
 def widget_pages(site_dir: Path) -> dict[str, str]:
-    """name -> URL of every page of the nav with a widget of the FFN lab (hooks/widgets.py)."""
+    """name -> URL of every page of the nav with a widget of the FFN lab (hooks/lab.py)."""
     return {p.url.strip("/"): p.url for p in site.nav_pages()
             if 'class="ffn-widget"' in (site_dir / p.url / "index.html").read_text("utf-8")}
 

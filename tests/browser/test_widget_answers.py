@@ -1,9 +1,10 @@
-"""The exercises' answer boxes in the built site: in every box, ffn's answer (ffn_docs/answers.py,
-not the JavaScript's) typed as the box asks for it is "right", one unit off in its last stated
-place "wrong" without the answer shown, and what is not a number gets asked for a number; by
-mouse and by keyboard. Without JavaScript a short note stands in (no answer in it); on the
-print page and on paper the boxes are gone. axe-core with every box mounted, in both schemes.
-The page is long and each widget mounts as it nears the screen, so the tests scroll to each."""
+"""The exercises' answer boxes in the built site: in every box, ffn's answer
+(widgets/answers/data.py, not the JavaScript's) typed as the box asks for it is "right", one unit
+off in its last stated place "wrong" without the answer shown, and what is not a number gets
+asked for a number; by mouse and by keyboard. Without JavaScript a short note stands in (no
+answer in it); on the print page and on paper the boxes are gone. axe-core with every box
+mounted, in both schemes. The page is long and each widget mounts as it nears the screen, so
+the tests scroll to each."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from decimal import Decimal
 
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from ffn_docs import answers
-from ffn_docs.answers import Answer
 from tests.browser.conftest import (
     SCHEMES,
     SCREENSHOT_DIR,
@@ -24,6 +23,8 @@ from tests.browser.conftest import (
     open_page,
     open_widget,
 )
+from widgets.answers import data as answers
+from widgets.answers.data import Answer
 
 PAGE = "exercises/"
 SHOWN = "widget-answers"  # the screenshots' stem

@@ -1,8 +1,9 @@
 """The memory explorer in the built site (purpose.md): every control moved, by mouse and by
 keyboard, and each string the page then shows compared with ffn's for the same token,
-computed here in Python (ffn_docs.memory.memory_numbers: ffn.FeedForward.forward_trace of the
-figure's block, printed f"{v:.2f}" with a minus sign); without JavaScript and in print, ffn's
-table; axe-core on the mounted widget in both schemes; screenshots to look at."""
+computed here in Python (widgets/memory/data.py's memory_numbers:
+ffn.FeedForward.forward_trace of the figure's block, printed f"{v:.2f}" with a minus sign);
+without JavaScript and in print, ffn's table; axe-core on the mounted widget in both schemes;
+screenshots to look at."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from ffn_docs import memory
 from tests.browser.conftest import (
     SCHEMES,
     Recorder,
@@ -23,6 +23,7 @@ from tests.browser.conftest import (
     widget_mounted,
     widget_without_javascript,
 )
+from widgets.memory import data as memory
 
 PAGE, NAME = "purpose/", "memory"
 TOKEN = memory.memory_token().tolist()

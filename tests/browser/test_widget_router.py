@@ -1,6 +1,6 @@
 """The router explorer (docs/moe.md) in the built site: every control moved (mouse and
 keyboard) and what the page then shows compared with ffn's route for the same input, printed
-as ffn_docs.widget_router prints it (ffn's numbers, not the JavaScript's); bad input named;
+as widgets/router/data.py prints it (ffn's numbers, not the JavaScript's); bad input named;
 without JavaScript and in print, ffn's table; axe-core on the mounted widget in both
 schemes; screenshots."""
 
@@ -10,7 +10,6 @@ from typing import Any
 
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from ffn_docs import widget_router as router
 from tests.browser.conftest import (
     SCHEMES,
     Recorder,
@@ -19,6 +18,7 @@ from tests.browser.conftest import (
     widget_mounted,
     widget_without_javascript,
 )
+from widgets.router import data as router
 
 PAGE = "moe/"
 N = router.N_EXPERTS

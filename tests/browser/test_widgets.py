@@ -1,9 +1,9 @@
 """The FFN lab's widgets in the built site: every control moved (by mouse and by keyboard), and
 what the page then shows compared with ffn's numbers for the same input, printed as the
-chapters print them (ffn_docs/widgets.py); without JavaScript and in print, ffn's table.
-A widget mounts when it nears the screen (widgets.js), so each test scrolls to it first, and
-axe-core runs here on the mounted widgets in both schemes (test_pages.py's visits, which do
-not scroll, check the pages with their tables)."""
+chapters print them (widgets/sizer/data.py, widgets/activations/data.py); without JavaScript
+and in print, ffn's table. A widget mounts when it nears the screen (widgets/_shared/loader.js),
+so each test scrolls to it first, and axe-core runs here on the mounted widgets in both schemes
+(test_pages.py's visits, which do not scroll, check the pages with their tables)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 import ffn
 from ffn.models import ModelDims
-from ffn_docs import widgets
 from tests.browser.conftest import (
     SCHEMES,
     Recorder,
@@ -25,6 +24,8 @@ from tests.browser.conftest import (
     widget_mounted,
     widget_without_javascript,
 )
+from widgets.activations import data as activations
+from widgets.sizer import data as sizer
 
 SIZER_PAGE, ACTIVATIONS_PAGE = "parameters-flops/", "gelu/"
 SIZER_RESULTS = ("dFf", "perLayer", "perLayerActive", "share", "total", "totalActive",
@@ -43,7 +44,7 @@ def shown_sizer(widget: Locator) -> dict[str, str]:
 
 def assert_sizer_shows(widget: Locator, model: ModelDims, bytes_per_weight: int = 2) -> None:
     expect(widget.locator("[data-note]")).not_to_contain_text("Not a model")
-    assert shown_sizer(widget) == widgets.sizer_numbers(model, bytes_per_weight), model
+    assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight), model
 
 
 def test_sizer_presets_are_ffns_models(site: Site, new_page: tuple[Page, Recorder]) -> None:
@@ -51,7 +52,7 @@ def test_sizer_presets_are_ffns_models(site: Site, new_page: tuple[Page, Recorde
     widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
     select = widget.get_by_label("Model", exact=True)
     names = select.locator("option").all_text_contents()
-    assert names == [m.name for m in widgets.PRESETS]
+    assert names == [m.name for m in sizer.PRESETS]
     for name in names:
         select.select_option(label=name)
         assert_sizer_shows(widget, ffn.get_model(name))
@@ -61,7 +62,7 @@ def test_presets_show_the_chapters_numbers() -> None:
     # The chapter's table of ffn.MODELS, as the page prints it, holds the sizer's strings.
     chapter = (DOCS / "parameters-flops.md").read_text(encoding="utf-8")
     for m in ffn.MODELS:
-        n = widgets.sizer_numbers(m)
+        n = sizer.sizer_numbers(m)
         assert f"| {m.name} | {n['dFf']} | {n['perLayer']} | {n['total']} |" in chapter
         assert f"| {m.name} | {n['flops']} | {n['flopsTraining']} |" in chapter
         assert f"| {n['share']} |" in chapter
@@ -118,14 +119,15 @@ def test_sizer_reached_and_used_by_keyboard(site: Site, new_page: tuple[Page, Re
     assert page.evaluate("document.activeElement.name") == "dModel"
     select.focus()
     page.keyboard.press("ArrowDown")  # the next preset
-    assert_sizer_shows(widget, widgets.PRESETS[1])
+    assert_sizer_shows(widget, sizer.PRESETS[1])
     for control in widget.locator("input, select").all():
         assert control.evaluate("el => el.labels.length > 0"), control
     assert widget.locator("[aria-live='polite'] output").count() >= 8
 
 
 def x_shown(widget: Locator) -> dict[str, str]:
-    names = [*widgets.ACTIVATION_NAMES, *(n + "Grad" for n in widgets.ACTIVATION_NAMES), "gap"]
+    names = [*activations.ACTIVATION_NAMES,
+             *(n + "Grad" for n in activations.ACTIVATION_NAMES), "gap"]
     return {n: widget.locator(f'[data-result="{n}"]').text_content() or "" for n in names}
 
 
@@ -133,7 +135,7 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
     page, _ = new_page
     widget = open_widget(page, site.base_url + ACTIVATIONS_PAGE, "activations")
     slider, number = widget.get_by_label("x", exact=True), widget.get_by_label("x, typed")
-    assert x_shown(widget) == widgets.activation_numbers(1.0)
+    assert x_shown(widget) == activations.activation_numbers(1.0)
     slider.focus()
     for key, x in [("ArrowLeft", 0.99), ("Home", -4.0), ("ArrowRight", -3.99), ("End", 4.0),
                    ("PageDown", None)]:
@@ -142,24 +144,24 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
         if x is not None:
             assert value == x
         assert number.input_value() == slider.input_value()
-        assert x_shown(widget) == widgets.activation_numbers(value), key
+        assert x_shown(widget) == activations.activation_numbers(value), key
     for step in range(-400, 401, 37):  # across the slider's range
         slider.fill(f"{step / 100:g}")
-        assert x_shown(widget) == widgets.activation_numbers(float(slider.input_value()))
+        assert x_shown(widget) == activations.activation_numbers(float(slider.input_value()))
     for typed in ("-0.75", "2.5", "-7.25", "0", "8"):  # the number field goes beyond it
         number.fill(typed)
-        assert x_shown(widget) == widgets.activation_numbers(float(typed)), typed
+        assert x_shown(widget) == activations.activation_numbers(float(typed)), typed
     note = widget.locator("[data-note]")
     expect(note).to_be_empty()
     for typed in ("", "9", "-1e3"):  # refused, said so; the last x stays shown
         number.fill(typed)
         expect(note).to_have_text("Type a number for x from \N{MINUS SIGN}8 to 8; the values "
                                   "shown are for x = 8.")
-        assert x_shown(widget) == widgets.activation_numbers(8.0), typed
+        assert x_shown(widget) == activations.activation_numbers(8.0), typed
     number.fill("0.5")
     expect(note).to_be_empty()
     assert widget.locator("svg[role='img'] title").count() == 1
-    assert widget.locator("path.ffn-curve").count() == len(widgets.ACTIVATION_NAMES)
+    assert widget.locator("path.ffn-curve").count() == len(activations.ACTIVATION_NAMES)
     # d3's axes: ticks at the integers, and the marker where x = 0.5 falls between 0 and 1
     ticks = widget.locator("svg .tick text").all_text_contents()
     assert [t for t in ticks if t] == ["\N{MINUS SIGN}4", "\N{MINUS SIGN}3", "\N{MINUS SIGN}2",
@@ -184,12 +186,12 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser,
         expect(scroller).to_have_accessible_name(caption.strip())
         text = root.text_content() or ""
         if widget == "sizer":
-            for m in widgets.PRESETS:
-                n = widgets.sizer_numbers(m)
+            for m in sizer.PRESETS:
+                n = sizer.sizer_numbers(m)
                 assert all(n[k] in text for k in ("perLayer", "share", "total", "flops"))
         else:
-            for x in widgets.ACTIVATION_XS:
-                assert all(v in text for v in widgets.activation_numbers(x).values())
+            for x in activations.ACTIVATION_XS:
+                assert all(v in text for v in activations.activation_numbers(x).values())
     for scheme in SCHEMES:
         with widget_mounted(site, browser, url, widget, scheme):
             pass  # the checks every widget gets (axe, console, screenshot, print)
@@ -207,7 +209,7 @@ def test_print_page_keeps_the_tables(site: Site) -> None:
     assert text.count('<div class="ffn-widget__fallback"><div class="ffn-table') == len(tables)
     assert text.count('class="ffn-widget__fallback ffn-answers__note"') == (
         len(placed) - len(tables))
-    assert "widgets.js" not in text  # the print page never mounts the controls
+    assert "loader.js" not in text  # the print page never mounts the controls
 
 
 def refused_with_no_numbers(widget: Locator, words: str) -> None:

@@ -1,27 +1,93 @@
 // The memory explorer (purpose.md, "Reading the FFN as a memory"): the figure's block and token
-// (ffn_docs/memory.py, in the widget's JSON); the reader moves the token's three numbers and
-// picks ReLU or exact GELU; each unit's match x . k_i + b1_i, its coefficient h_i and the output
-// y follow, with a d3 bar chart of h and y. The arithmetic is lab/memory.js, held to ffn in
+// (data.py, in the widget's JSON); the reader moves the token's three numbers and picks ReLU or
+// exact GELU; each unit's match x . k_i + b1_i, its coefficient h_i and the output y follow,
+// with a d3 bar chart of h and y. The arithmetic is ./lab.js, held to ffn in
 // tests/test_widget_memory.py; the page against ffn in tests/browser/test_widget_memory.py.
-import {formatFixed} from "../lab/format.js";
-import {firingSentence, memoryForward} from "../lab/memory.js";
-import {escape, fragment, loadD3, uid} from "./dom.js";
+// `mount` wires the steps below: build the controls, read them, compute, draw, describe.
+import {formatFixed} from "../_shared/format.js";
+import {firingSentence, memoryForward} from "./lab.js";
+import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
 
 const MINUS = "\u2212";
 const CHART = {width: 560, height: 250, top: 28, bottom: 34, left: 44, split: 380, gap: 56};
 
 export async function mount(root) {
   const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
-  const {W1, b1, W2, b2, token, digits, activations} = data;
-  const [lo, hi, step] = data.slider, [typedLo, typedHi] = data.typed;
-  const dModel = token.length, dFf = b1.length;
-  const show = v => formatFixed(v, digits).replace("-", MINUS);
-  const plain = v => String(v).replace("-", MINUS);
+  const {W1, b1, W2, b2, token} = data;
   const id = uid("memory");
-  const units = [...Array(dFf).keys()], coords = [...Array(dModel).keys()];
+  const d3 = await loadD3();  // first: if it fails, the table stays alone (loader.js)
+  root.append(fragment(controls(id, data)));
+  const live = root.querySelector(".ffn-memory");
+  const x = [...token];
+  const problems = new Map();  // coordinate -> what is wrong with what was typed
+  const chart = drawChart(d3, live.querySelector("svg"), data);
 
-  const d3 = await loadD3();  // first: if it fails, the table stays alone (widgets.js)
-  root.append(fragment(`
+  // Every change: a token with a wrong number shows none; else the block runs on it.
+  const update = () => {
+    if (problems.size) {
+      showProblems(live, problems);
+      return;
+    }
+    const activation = live.querySelector(`input[name="${id}-activation"]:checked`).value;
+    const r = memoryForward(W1, b1, W2, b2, x, activation);
+    showUnits(live, r, data.digits);
+    out(live, "fires").value = firingSentence(r.fires);
+    chart(r);
+  };
+  const setAll = values => {
+    values.forEach((v, j) => {
+      x[j] = v;
+      slider(live, j).value = String(v);  // the slider shows the nearest step; x keeps v
+      number(live, j).value = String(v);
+    });
+    problems.clear();
+  };
+
+  for (const j of token.keys()) {
+    slider(live, j).addEventListener("input", () => {
+      x[j] = Number(slider(live, j).value);
+      number(live, j).value = slider(live, j).value;
+      problems.delete(j);
+      update();
+    });
+    number(live, j).addEventListener("input", () => {
+      const v = readTyped(number(live, j).value, j, data.typed);
+      if (typeof v === "string") {
+        problems.set(j, v);
+      } else {
+        problems.delete(j);
+        x[j] = v;
+        slider(live, j).value = String(v);
+      }
+      update();
+    });
+  }
+  for (const radio of live.querySelectorAll(`input[name="${id}-activation"]`)) {
+    radio.addEventListener("change", update);
+  }
+  live.querySelector("[data-reset]").addEventListener("click", () => {
+    setAll(token);
+    update();
+  });
+  setAll(token);
+  update();
+}
+
+const shown = (v, digits) => formatFixed(v, digits).replace("-", MINUS);
+const plain = v => String(v).replace("-", MINUS);
+const slider = (live, j) => live.querySelector(`input[name="x${j}"]`);
+const number = (live, j) => live.querySelector(`input[name="x${j}Number"]`);
+const out = (live, name) => live.querySelector(`[data-result="${name}"]`);
+
+// ---- build the controls: a slider and a field per number of the token, the activation, and
+// the tables and chart the results go into
+
+function controls(id, data) {
+  const {token, activations} = data;
+  const [lo, hi, step] = data.slider, [typedLo, typedHi] = data.typed;
+  const dModel = token.length, dFf = data.b1.length;
+  const units = [...Array(dFf).keys()], coords = [...Array(dModel).keys()];
+  return `
     <div class="ffn-widget__live ffn-memory" role="group" aria-labelledby="${id}-title">
       <p class="ffn-widget__title" id="${id}-title"><strong>Memory explorer</strong>: move the
         token's ${dModel} numbers or change the activation; the figure's block recomputes each
@@ -71,21 +137,56 @@ export async function mount(root) {
         role="img" aria-labelledby="${id}-chart-title">
         <title id="${id}-chart-title"></title>
       </svg>
-    </div>`));
+    </div>`;
+}
 
-  const live = root.querySelector(".ffn-memory");
-  const slider = j => live.querySelector(`input[name="x${j}"]`);
-  const number = j => live.querySelector(`input[name="x${j}Number"]`);
-  const out = name => live.querySelector(`[data-result="${name}"]`);
-  const note = live.querySelector("[data-note]");
-  const summary = live.querySelector(".ffn-memory__summary");
-  const svg = live.querySelector("svg");
-  const activation = () => live.querySelector(`input[name="${id}-activation"]:checked`).value;
-  const x = [...token];
-  const problems = new Map();  // coordinate -> what is wrong with what was typed
+// ---- read them: a typed number of the token, or what is wrong with it
 
-  // The chart: d3 scales and axes; bars of h_i (units that fire filled, others outlined) and,
-  // on the right, bars of y.
+function readTyped(typed, j, [typedLo, typedHi]) {
+  const text = typed.trim(), v = Number(text);
+  if (text === "" || !Number.isFinite(v) || v < typedLo || v > typedHi) {
+    return `x${j} needs a number from ${plain(typedLo)} to ${plain(typedHi)}` +
+      `${text === "" ? "" : `, not ${text.replace("-", MINUS)}`}.`;
+  }
+  return v;
+}
+
+// ---- draw: the block's numbers in the tables (or none, with the problems named), and the
+// chart
+
+function showProblems(live, problems) {
+  live.querySelector("[data-note]").textContent = [...problems.values()].join(" ");
+  for (const element of live.querySelectorAll("output")) element.value = "";
+  for (const cell of live.querySelectorAll("[data-fires]")) cell.textContent = "";
+  for (const row of live.querySelectorAll("tr[data-unit]")) {
+    row.classList.remove("ffn-memory__fires");
+  }
+  live.querySelector(".ffn-memory__summary").hidden = true;
+  // No bars for a token that is not one.
+  live.querySelector("svg").classList.add("ffn-memory__chart--stale");
+}
+
+function showUnits(live, r, digits) {
+  live.querySelector("[data-note]").textContent = "";
+  live.querySelector(".ffn-memory__summary").hidden = false;
+  live.querySelector("svg").classList.remove("ffn-memory__chart--stale");
+  const fires = new Set(r.fires);
+  for (const i of r.h.keys()) {
+    out(live, `pre${i}`).value = shown(r.pre[i], digits);
+    out(live, `h${i}`).value = shown(r.h[i], digits);
+    live.querySelector(`[data-fires="${i}"]`).textContent = fires.has(i) ? "yes" : "no";
+    live.querySelector(`tr[data-unit="${i}"]`).classList.toggle("ffn-memory__fires",
+                                                                fires.has(i));
+  }
+  for (const k of r.y.keys()) out(live, `y${k}`).value = shown(r.y[k], digits);
+}
+
+/** The chart's d3 scales and axes in ``svg``: bars of h_i (units that fire filled, others
+ * outlined) and, on the right, bars of y. Returns the function that draws a result. */
+function drawChart(d3, svg, data) {
+  const dModel = data.token.length, dFf = data.b1.length;
+  const units = [...Array(dFf).keys()], coords = [...Array(dModel).keys()];
+  const show = v => shown(v, data.digits);
   const chart = d3.select(svg);
   const bottom = CHART.height - CHART.bottom;
   const hX = d3.scaleBand().domain(units).range([CHART.left, CHART.split]).padding(0.25);
@@ -113,7 +214,7 @@ export async function mount(root) {
 
   const barTo = (scale, v) => ({y: Math.min(scale(0), scale(v)),
                                 height: Math.abs(scale(v) - scale(0))});
-  const draw = r => {
+  return r => {
     const hMax = Math.max(1, d3.max(r.h)), hMin = Math.min(-0.25, d3.min(r.h));
     hY.domain([hMin, hMax]).nice();
     const yMax = Math.max(0.5, d3.max(r.y, Math.abs));
@@ -136,76 +237,14 @@ export async function mount(root) {
     yLabels.attr("x", k => yX(k) + yX.bandwidth() / 2)
       .attr("y", k => (r.y[k] >= 0 ? yY(r.y[k]) - 5 : yY(r.y[k]) + 13))
       .text(k => show(r.y[k]));
-    title.textContent = `Bar chart of the ${dFf} coefficients h0 to h${dFf - 1} (units that `
-      + `fire filled, the others outlined) and of the ${dModel} numbers of y: `
-      + `${firingSentence(r.fires)}`;
+    title.textContent = describe(r, dFf, dModel);
   };
+}
 
-  const update = () => {
-    if (problems.size) {
-      note.textContent = [...problems.values()].join(" ");
-      for (const element of live.querySelectorAll("output")) element.value = "";
-      for (const cell of live.querySelectorAll("[data-fires]")) cell.textContent = "";
-      for (const row of live.querySelectorAll("tr[data-unit]")) {
-        row.classList.remove("ffn-memory__fires");
-      }
-      summary.hidden = true;
-      svg.classList.add("ffn-memory__chart--stale");  // no bars for a token that is not one
-      return;
-    }
-    note.textContent = "";
-    summary.hidden = false;
-    svg.classList.remove("ffn-memory__chart--stale");
-    const r = memoryForward(W1, b1, W2, b2, x, activation());
-    const fires = new Set(r.fires);
-    for (const i of units) {
-      out(`pre${i}`).value = show(r.pre[i]);
-      out(`h${i}`).value = show(r.h[i]);
-      live.querySelector(`[data-fires="${i}"]`).textContent = fires.has(i) ? "yes" : "no";
-      live.querySelector(`tr[data-unit="${i}"]`).classList.toggle("ffn-memory__fires",
-                                                                  fires.has(i));
-    }
-    for (const k of coords) out(`y${k}`).value = show(r.y[k]);
-    out("fires").value = firingSentence(r.fires);
-    draw(r);
-  };
+// ---- describe: the chart's title, for screen readers
 
-  const setAll = values => {
-    values.forEach((v, j) => {
-      x[j] = v;
-      slider(j).value = String(v);  // the slider shows the nearest step; x keeps v
-      number(j).value = String(v);
-    });
-    problems.clear();
-  };
-
-  for (const j of coords) {
-    slider(j).addEventListener("input", () => {
-      x[j] = Number(slider(j).value);
-      number(j).value = slider(j).value;
-      problems.delete(j);
-      update();
-    });
-    number(j).addEventListener("input", () => {
-      const text = number(j).value.trim(), v = Number(text);
-      if (text === "" || !Number.isFinite(v) || v < typedLo || v > typedHi) {
-        problems.set(j, `x${j} needs a number from ${plain(typedLo)} to ${plain(typedHi)}` +
-          `${text === "" ? "" : `, not ${text.replace("-", MINUS)}`}.`);
-      } else {
-        problems.delete(j);
-        x[j] = v;
-        slider(j).value = String(v);
-      }
-      update();
-    });
-  }
-  for (const radio of live.querySelectorAll(`input[name="${id}-activation"]`)) {
-    radio.addEventListener("change", update);
-  }
-  live.querySelector("[data-reset]").addEventListener("click", () => {
-    setAll(token);
-    update();
-  });
-  setAll(token);
-  update();
+function describe(r, dFf, dModel) {
+  return `Bar chart of the ${dFf} coefficients h0 to h${dFf - 1} (units that `
+    + `fire filled, the others outlined) and of the ${dModel} numbers of y: `
+    + `${firingSentence(r.fires)}`;
 }

@@ -1,12 +1,14 @@
-"""MkDocs hook: the FFN lab's widgets (ffn_docs/widgets.py).
+"""MkDocs hook: the FFN lab, its widgets (widgets/, one folder each; a hook module is named
+by its file, so this one is not `widgets`, which it imports).
 
 Each `<div class="ffn-widget" data-widget="NAME"></div>` in a page becomes the widget's div
-with its fallback table and data, computed by ffn now; such a page gets
-`page.meta.ffn_widgets`, and overrides/main.html loads docs/javascripts/widgets.js on it
-(outside the article: the print page, which copies articles, keeps the tables). After the
-build, d3 (the widgets' charts) is copied from node_modules (npm ci, package-lock.json) into
-the site with its licence: the site serves it itself. Zensical runs no hooks: there the div
-stays empty.
+with its fallback table and data, computed by ffn now (widgets.render); such a page gets
+`page.meta.ffn_widgets`, and overrides/main.html loads the loader on it (outside the article:
+the print page, which copies articles, keeps the tables). After the build, the widgets'
+JavaScript is copied into the site under javascripts/widgets/ at the paths it has under
+widgets/ (so its relative imports are the same in Node and in the browser), and d3 (the
+widgets' charts) from node_modules (npm ci, package-lock.json) with its licence: the site
+serves it itself. Zensical runs no hooks: there the div stays empty.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.pages import Page
 
-from ffn_docs import widgets
+import widgets
 
 _PLACEHOLDER = re.compile(r'<div class="ffn-widget" data-widget="([\w-]+)">\s*</div>')
 
@@ -28,9 +30,9 @@ _PLACEHOLDER = re.compile(r'<div class="ffn-widget" data-widget="([\w-]+)">\s*</
 def on_page_content(content: str, page: Page, **_: Any) -> str:
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
-        if name not in widgets.WIDGETS:
+        if name not in widgets.registry():
             raise PluginError(f"{page.file.src_uri}: no widget {name!r}; known: "
-                              f"{', '.join(widgets.WIDGETS)}")
+                              f"{', '.join(widgets.registry())}")
         page.meta["ffn_widgets"] = True
         return widgets.render(name)
 
@@ -38,7 +40,8 @@ def on_page_content(content: str, page: Page, **_: Any) -> str:
 
 
 D3 = Path(__file__).resolve().parent.parent / "node_modules" / "d3"
-VENDOR = "javascripts/vendor"  # under the site; docs/javascripts/widgets/dom.js imports from it
+SCRIPTS = "javascripts/widgets"  # under the site: widgets/*/*.js, at the same relative paths
+VENDOR = "javascripts/vendor"  # under the site; widgets/_shared/dom.js imports from it
 
 
 def on_post_build(config: MkDocsConfig, **_: Any) -> None:
@@ -47,6 +50,10 @@ def on_post_build(config: MkDocsConfig, **_: Any) -> None:
         raise PluginError(f"{script} is missing: the widgets' charts need d3 from npm; run "
                           "`npm ci` (./scripts/test and ./scripts/serve run it when npm is "
                           "installed; Debian: apt-get install -y npm)")
+    for source in widgets.scripts():
+        target = Path(config.site_dir) / SCRIPTS / source.relative_to(widgets.HERE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
     vendor = Path(config.site_dir) / VENDOR
     vendor.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(script, vendor / "d3.min.js")

@@ -1,30 +1,8 @@
 // The exercises' answer boxes: reading the number a reader types and comparing it with ffn's
-// answer at the rounding the exercise states (ffn_docs/answers.py). Decimal arithmetic on
-// BigInt digits, never on doubles, so "0.66656" is compared digit by digit.
+// answer at the rounding the exercise states (data.py). Decimal arithmetic on BigInt digits
+// (../_shared/read.js), never on doubles, so "0.66656" is compared digit by digit.
 // tests/test_widget_answers.py holds checkAnswer to a Decimal oracle.
-
-const NUMBER = new RegExp(
-  "^([+\\-\u2212]?)\\s*"  // a sign: plus, hyphen-minus or the minus sign
-  + "(\\d{1,3}(?:([,\\s])\\d{3})(?:\\3\\d{3})*|\\d*)"  // digits, maybe grouped by 3 (, or space)
-  + "(?:\\.(\\d*))?"  // a fraction
-  + "(?:[eE]([+\\-\u2212]?)(\\d{1,4}))?$");  // a power of ten
-
-/** A typed number as {negative, digits (BigInt), exponent, percent}: the value is
- * ±digits · 10**exponent; null when it is not a number (empty, letters, commas not in
- * thousands places). */
-export function readNumber(text) {
-  let s = String(text).trim();
-  const percent = s.endsWith("%");
-  if (percent) s = s.slice(0, -1).trimEnd();
-  const match = s.length <= 80 ? NUMBER.exec(s) : null;
-  if (!match) return null;
-  const [, sign, whole, , fraction = "", expSign, expDigits = "0"] = match;
-  const digits = whole.replace(/\D/g, "") + fraction;
-  if (digits === "") return null;
-  const power = Number(expDigits) * (expSign === "-" || expSign === "\u2212" ? -1 : 1);
-  return {negative: sign !== "" && sign !== "+", digits: BigInt(digits),
-          exponent: power - fraction.length, percent};
-}
+import {readNumber} from "../_shared/read.js";
 
 const pow10 = k => 10n ** BigInt(k);
 

@@ -4,11 +4,11 @@
 //   - counts (parameters, FLOPs, LLaMA's width) are BigInt and must equal ffn's ints exactly;
 //   - ffnShare is correctly rounded, as Python's int / int, and decodeBytes does the same IEEE
 //     double operations in the same order as ffn: both equal ffn's floats bit for bit.
-// Every function checks its arguments as ffn does (lab/check.js; tests/test_widgets_hostile.py).
+// Every function checks its arguments as ffn does (_shared/check.js; tests/test_widgets_hostile.py).
 
 import {
   checkBoolean, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
-} from "./check.js";
+} from "../_shared/check.js";
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {

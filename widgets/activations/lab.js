@@ -2,10 +2,10 @@
 // key-value memory explorer. Pure functions, no DOM. tests/test_widgets.py holds each one to
 // ffn on 1,000 hypothesis-generated inputs, within the tolerances it states (erfc here is a
 // series and a continued fraction, not scipy's; Math.exp and Math.tanh are V8's, not glibc's).
-// Each takes one real number, as lab/check.js's checkScalar reads it (a string, null or an
+// Each takes one real number, as _shared/check.js's checkScalar reads it (a string, null or an
 // array is refused: ffn's functions take arrays, these are scalar).
 
-import {checkScalar} from "./check.js";
+import {checkScalar} from "../_shared/check.js";
 
 const SQRT2 = Math.SQRT2;
 const SQRT_PI = Math.sqrt(Math.PI);

@@ -3,14 +3,15 @@
 An exercise with a numeric answer gets a box per number it asks for. Each `Answer` names its
 exercise, the box's label, the computation (the one its solution runs, with ffn) and the
 rounding the exercise states: decimals, significant figures, or exact (a whole number).
-`expected()` is the value at that rounding, as the page's JSON carries it to
-docs/javascripts/lab/answers.js, which checks what a reader types. tests/test_widget_answers.py
-ties every answer to what the solution prints on the page.
+`expected()` is the value at that rounding, as the page's JSON carries it to lab.js, which
+checks what a reader types. tests/test_widget_answers.py ties every answer to what the solution
+prints on the page.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ from scipy import optimize  # type: ignore[import-untyped, unused-ignore]
 
 import ffn
 from ffn.models import ModelDims
-from ffn_docs import fallback
+from widgets._shared import fallback
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
 
@@ -33,7 +34,7 @@ class Answer:
     figures: int | None = None  # to this many significant figures
 
     def rounding(self) -> dict[str, int | bool]:
-        """How lab/answers.js's checkAnswer compares: {"decimals": d}, {"figures": n} or
+        """How lab.js's checkAnswer compares: {"decimals": d}, {"figures": n} or
         {"exact": true}."""
         if self.decimals is not None:
             return {"decimals": self.decimals}
@@ -170,3 +171,5 @@ def render(exercise: str) -> str:
 
 
 EXERCISES: tuple[str, ...] = tuple(dict.fromkeys(a.exercise for a in ANSWERS))
+# One widget per exercise ("answers-L2-1"), all mounted by mount.js.
+WIDGETS = {widget_name(e): functools.partial(render, e) for e in EXERCISES}

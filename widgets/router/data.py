@@ -4,7 +4,7 @@ Its tokens are those of the chapter's DeepSeek-style example (docs/moe.md, "Expe
 and Qwen build them"): `MixtureOfExperts.random(d_model=8, d_ff=4, n_experts=8, top_k=2,
 variant="swiglu", seed=0)`, three tokens drawn with `default_rng(1)`, and the chapter's bias
 of 0.15 on expert 6. Their logits `x @ router`, computed here by ffn at build time, are the
-widget's data; docs/javascripts/lab/router.js routes them as `MixtureOfExperts.route` does
+widget's data; lab.js routes them as `MixtureOfExperts.route` does
 (one group, weights renormalised, no scale), held to ffn by tests/test_widget_router.py. The
 strings below are what the widget prints for an input, from ffn's own route, for the fallback
 table and for tests/browser/test_widget_router.py.
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import ffn
-from ffn_docs import fallback
+from widgets._shared import fallback
 
 N_EXPERTS, TOP_K, N_TOKENS = 8, 2, 3  # the chapter's example
 BIAS_EXPERT, BIAS = 6, 0.15  # the chapter's bias: 0.15 on expert 6, zero elsewhere
@@ -75,7 +75,7 @@ def ffn_route(logits: Sequence[float], top_k: int, score: str = "softmax",
 
 
 def list_words(items: Sequence[str]) -> str:
-    """``"3"``, ``"3 and 5"``, ``"3, 5 and 6"`` (lab/router.js's listWords)."""
+    """``"3"``, ``"3 and 5"``, ``"3, 5 and 6"`` (lab.js's listWords)."""
     if len(items) <= 1:
         return "".join(items)
     return f"{', '.join(items[:-1])} and {items[-1]}"
@@ -154,3 +154,6 @@ def render() -> str:
         "logits": example_logits(), "bias": example_bias(), "token": TOKEN, "topK": TOP_K,
         "score": "sigmoid", "scores": SCORE_NAMES, "logitRange": LOGIT_RANGE,
         "biasRange": BIAS_RANGE})
+
+
+WIDGETS = {"router": render}

@@ -1,14 +1,16 @@
 // The activation explorer (GELU): x on a slider; ReLU, exact and tanh GELU, SiLU and squared
-// ReLU and their derivatives at x, and the curves (lab/activations.js, held to ffn in
-// tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
-import * as lab from "../lab/activations.js";
-import {formatFixed} from "../lab/format.js";
-import {fragment, loadD3, uid} from "./dom.js";
+// ReLU and their derivatives at x, and the curves (./lab.js, held to ffn in
+// tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py). `mount` wires
+// the steps below: build the controls, read them, compute, draw, describe.
+import * as lab from "./lab.js";
+import {formatFixed} from "../_shared/format.js";
+import {fragment, loadD3, uid} from "../_shared/dom.js";
 
 const PLOT = {x0: -4, x1: 4, y0: -1, y1: 4, width: 560, height: 300, pad: 34};
 const SAMPLES = 401;  // points per curve: 0.02 apart in x, finer than a pixel of the plot
 
-/** The curves, the axes through zero and the x marker, drawn by d3 in the empty <svg>. */
+// ---- draw: the curves, the axes through zero and the x marker, by d3 in the empty <svg>
+
 function draw(d3, svg, names) {
   const sx = d3.scaleLinear([PLOT.x0, PLOT.x1], [PLOT.pad, PLOT.width - PLOT.pad]);
   const sy = d3.scaleLinear([PLOT.y0, PLOT.y1], [PLOT.height - PLOT.pad, PLOT.pad]);
@@ -44,6 +46,39 @@ export async function mount(root) {
   const d3 = await loadD3();
   const id = uid("activations");
   const names = Object.keys(lab.ACTIVATIONS);
+  root.append(fragment(controls(id, names)));
+  const slider = root.querySelector('input[name="x"]');
+  const number = root.querySelector('input[name="xNumber"]');
+  const note = root.querySelector("[data-note]");
+  const moveMarker = draw(d3, root.querySelector("svg.ffn-plot"), names);
+  let shownX = null;
+  const show = x => {
+    shownX = x;
+    note.textContent = "";
+    for (const [name, text] of Object.entries(values(x, names))) {
+      root.querySelector(`[data-result="${name}"]`).value = text;
+    }
+    moveMarker(x);
+  };
+  slider.addEventListener("input", () => {
+    number.value = slider.value;
+    show(Number(slider.value));
+  });
+  number.addEventListener("input", () => {
+    const x = readX(number.value);
+    if (x === null) {  // the last x stays shown, and the note says so
+      note.textContent = stayed(shownX);
+      return;
+    }
+    slider.value = String(x);
+    show(x);
+  });
+  show(Number(slider.value));
+}
+
+// ---- build the controls: x's slider and field, a row per activation, the plot
+
+function controls(id, names) {
   const rows = names.map(name => {
     const [label] = lab.ACTIVATIONS[name];
     return `<tr><th scope="row"><span class="ffn-swatch ffn-curve--${name}"></span>${label}</th>
@@ -51,7 +86,7 @@ export async function mount(root) {
       <td><output data-result="${name}Grad" aria-label="derivative of ${label} at x"></output>
       </td></tr>`;
   }).join("");
-  root.append(fragment(`
+  return `
     <div class="ffn-widget__live ffn-activations" role="group" aria-labelledby="${id}-title">
       <p class="ffn-widget__title" id="${id}-title"><strong>Activation explorer</strong>: move
         x; each activation and its derivative at x are recomputed.</p>
@@ -74,38 +109,32 @@ export async function mount(root) {
         <title id="${id}-plot-title">ReLU, exact and tanh GELU, SiLU and squared ReLU for x
           from −4 to 4, with a vertical line at the chosen x</title>
       </svg>
-    </div>`));
-  const slider = root.querySelector('input[name="x"]');
-  const number = root.querySelector('input[name="xNumber"]');
-  const note = root.querySelector("[data-note]");
-  const moveMarker = draw(d3, root.querySelector("svg.ffn-plot"), names);
-  let shownX = null;
-  const show = x => {
-    shownX = x;
-    note.textContent = "";
-    for (const name of names) {
-      const [, f, df] = lab.ACTIVATIONS[name];
-      root.querySelector(`[data-result="${name}"]`).value = formatFixed(f(x), 6);
-      root.querySelector(`[data-result="${name}Grad"]`).value = formatFixed(df(x), 6);
-    }
-    root.querySelector('[data-result="gap"]').value =
-      formatFixed(lab.gelu(x) - lab.geluTanh(x), 8);
-    moveMarker(x);
-  };
-  slider.addEventListener("input", () => {
-    number.value = slider.value;
-    show(Number(slider.value));
-  });
-  number.addEventListener("input", () => {
-    const x = Number(number.value);
-    if (number.value.trim() === "" || !Number.isFinite(x) || x < -8 || x > 8) {
-      // the last x stays shown, and the note says so
-      note.textContent = "Type a number for x from −8 to 8; the values shown are for " +
-        `x = ${String(shownX).replace("-", "\u2212")}.`;
-      return;
-    }
-    slider.value = String(x);
-    show(x);
-  });
-  show(Number(slider.value));
+    </div>`;
+}
+
+// ---- read them: the typed x, or null for none from -8 to 8
+
+function readX(typed) {
+  const x = Number(typed);
+  return typed.trim() === "" || !Number.isFinite(x) || x < -8 || x > 8 ? null : x;
+}
+
+// ---- compute: each activation and its derivative at x, and the GELU gap, as shown
+
+function values(x, names) {
+  const shown = {};
+  for (const name of names) {
+    const [, f, df] = lab.ACTIVATIONS[name];
+    shown[name] = formatFixed(f(x), 6);
+    shown[`${name}Grad`] = formatFixed(df(x), 6);
+  }
+  shown.gap = formatFixed(lab.gelu(x) - lab.geluTanh(x), 8);
+  return shown;
+}
+
+// ---- describe: why the values shown did not move
+
+function stayed(shownX) {
+  return "Type a number for x from −8 to 8; the values shown are for " +
+    `x = ${String(shownX).replace("-", "\u2212")}.`;
 }

@@ -6,8 +6,8 @@
 // are within a few eps of the exact sum times the sum of the terms' sizes.
 // The arguments are checked as ffn.FeedForward checks them, by its names (W1, b1, W2, b2,
 // activation, x): shapes that do not fit are refused, never computed with fewer rows.
-import {gelu, geluTanh, relu, relu2, silu} from "./activations.js";
-import {checkChoice, checkVector, describeValue} from "./check.js";
+import {gelu, geluTanh, relu, relu2, silu} from "../activations/lab.js";
+import {checkChoice, checkVector, describeValue} from "../_shared/check.js";
 
 /** The activations a block may have, by ffn's names (ffn.ACTIVATIONS). */
 export const MEMORY_ACTIVATIONS = {relu, gelu, gelu_tanh: geluTanh, silu, relu2};

@@ -4,7 +4,9 @@
 // chosen experts equal, the scores and weights within the tolerance it states (Math.exp is
 // V8's, not glibc's; numpy sums pairwise).
 
-import {checkBoolean, checkChoice, checkReal, checkTopK, checkVector} from "./check.js";
+import {
+  checkBoolean, checkChoice, checkReal, checkTopK, checkVector,
+} from "../_shared/check.js";
 
 export const ROUTER_SCORES = ["softmax", "sigmoid"];  // ffn.moe.SCORES
 const TINY = 1e-280;  // a score this small may have lost bits to underflow (normal: 2.2e-308)

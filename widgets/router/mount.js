@@ -1,0 +1,246 @@
+// The router explorer (Mixture of experts): one token's router. The tokens' logits are ffn's,
+// computed at build time (data.py); the reader picks a token or edits its logits, top-k, the
+// score function and a bias per expert, and sees each expert's score, score + bias, rank and
+// weight, and a d3 bar chart (./lab.js, held to ffn's MixtureOfExperts.route in
+// tests/test_widget_router.py; the page against ffn in tests/browser/test_widget_router.py).
+// `mount` wires the steps below: build the controls, read them, compute, draw, describe.
+import * as lab from "./lab.js";
+import {formatFixed} from "../_shared/format.js";
+import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
+
+const CHART = {width: 560, height: 250, top: 26, right: 10, bottom: 34, left: 46};
+const DASH = "\u2014";  // an expert not chosen
+
+export async function mount(root) {
+  const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const n = data.logits[0].length;
+  const id = uid("router");
+  const d3 = await loadD3();  // first: if it fails, the table stays alone (loader.js)
+  root.append(fragment(controls(id, data, n)));
+  const form = root.querySelector("form");
+  const state = {logits: data.logits[data.token].slice(), bias: data.bias.slice()};
+  input(form, "token").value = String(data.token);
+  input(form, "topK").value = String(data.topK);
+  input(form, "score").value = data.score;
+  showLogits(form, state);
+  state.bias.forEach((v, i) => { input(form, `bias-${i}`).value = String(v); });
+  const chart = drawChart(d3, form.querySelector("svg"), n);
+
+  // Every change: the fields read and checked; the old numbers go; a refusal is named, else
+  // the route is computed, shown in the table, described and drawn.
+  const update = () => {
+    const {topK, problems} = read(form, data, state, n);
+    clear(form);
+    form.querySelector("svg").classList.toggle("ffn-router__chart--stale", problems.length > 0);
+    const note = form.querySelector("[data-note]");
+    if (problems.length) {
+      note.textContent = `${problems.join(" ")} No route is shown until that is fixed.`;
+      return;
+    }
+    note.textContent = "";
+    const score = input(form, "score").value;
+    const result = lab.route(state.logits, BigInt(topK), score, state.bias);
+    const unbiased = lab.route(state.logits, BigInt(topK), score, null).chosen;
+    showRoute(form, result, n);
+    out(form, "summary").value = summary(result);
+    out(form, "change").value = change(result, unbiased, state.bias);
+    chart(result, state.bias);
+  };
+
+  form.addEventListener("submit", event => event.preventDefault());
+  form.addEventListener("input", event => event.target.name !== "token" && update());
+  form.addEventListener("change", event => {
+    if (event.target.name !== "token") return;
+    state.logits = data.logits[Number(input(form, "token").value)].slice();  // ffn's, unrounded
+    showLogits(form, state);
+    update();
+  });
+  input(form, "clearBias").addEventListener("click", () => {
+    for (let i = 0; i < n; i++) input(form, `bias-${i}`).value = "0";
+    update();
+  });
+  update();
+}
+
+const input = (form, name) => form.elements.namedItem(name);
+const out = (form, name) => form.querySelector(`[data-result="${name}"]`);
+
+// ---- build the controls: the token, top-k, score and a row per expert; the chart's frame
+
+function controls(id, data, n) {
+  const rows = Array.from({length: n}, (_, i) => `<tr data-expert="${i}">
+      <th scope="row">${i}</th>
+      <td><label class="ffn-visually-hidden" for="${id}-logit-${i}">Logit of expert ${i}</label>
+        <input id="${id}-logit-${i}" name="logit-${i}" type="number" step="0.01"
+          min="${-data.logitRange}" max="${data.logitRange}" required></td>
+      <td><label class="ffn-visually-hidden" for="${id}-bias-${i}">Bias of expert ${i}</label>
+        <input id="${id}-bias-${i}" name="bias-${i}" type="number" step="0.01"
+          min="${-data.biasRange}" max="${data.biasRange}" required></td>
+      <td><output data-result="score-${i}"></output></td>
+      <td><output data-result="choice-${i}"></output></td>
+      <td><output data-result="rank-${i}"></output></td>
+      <td><output data-result="weight-${i}"></output></td>
+    </tr>`).join("");
+  return `
+    <form class="ffn-widget__live ffn-router" aria-labelledby="${id}-title">
+      <p class="ffn-widget__title" id="${id}-title"><strong>Router explorer</strong>: one
+        token's router. Pick a token or edit its logits, choose top-k and the score, and give
+        experts a bias: the bias only chooses, the weights come from the scores.</p>
+      <div class="ffn-router__controls">
+        <div class="ffn-field"><label for="${id}-token">Token</label>
+          <select id="${id}-token" name="token">${data.logits.map((_, t) =>
+            `<option value="${t}">token ${t} of the example</option>`).join("")}</select></div>
+        <div class="ffn-field"><label for="${id}-topk">Experts per token (top-k)</label>
+          <input id="${id}-topk" name="topK" type="number" min="1" max="${n}" step="1"
+            required></div>
+        <div class="ffn-field"><label for="${id}-score">Score</label>
+          <select id="${id}-score" name="score">${Object.entries(data.scores).map(
+            ([value, label]) => `<option value="${value}">${escape(label)}</option>`)
+            .join("")}</select></div>
+        <button type="button" name="clearBias" class="md-button">Set every bias to
+          0</button>
+      </div>
+      <div class="ffn-table"><table class="ffn-router__table">
+        <thead><tr><th scope="col">expert</th><th scope="col">logit</th>
+          <th scope="col">bias</th><th scope="col">score</th>
+          <th scope="col">score + bias</th><th scope="col">chosen</th>
+          <th scope="col">weight</th></tr></thead>
+        <tbody>${rows}</tbody></table></div>
+      <p class="ffn-widget__note" data-note aria-live="polite"></p>
+      <p class="ffn-router__summary" aria-live="polite"><output data-result="summary"></output>
+        <output data-result="change"></output></p>
+      <svg class="ffn-plot ffn-router__chart" viewBox="0 0 ${CHART.width} ${CHART.height}"
+        role="img" aria-labelledby="${id}-chart-title">
+        <title id="${id}-chart-title">Bar chart of each expert's score for the token: the
+          chosen experts' bars are filled and labelled with their weights; a dashed line marks
+          score plus bias where an expert has a bias</title>
+      </svg>
+      <p class="ffn-router__legend" aria-hidden="true">
+        <span class="ffn-router__key ffn-router__key--chosen"></span>chosen (w: its weight)
+        <span class="ffn-router__key"></span>not chosen
+        <span class="ffn-router__key ffn-router__key--bias"></span>score + bias (what chooses)
+      </p>
+    </form>`;
+}
+
+function showLogits(form, state) {
+  state.logits.forEach((v, i) => { input(form, `logit-${i}`).value = formatFixed(v, 3); });
+}
+
+// ---- read them: top-k, each logit and bias, checked; what is wrong, in words
+
+function number(form, name, low, high, what) {
+  const text = input(form, name).value.trim();
+  const v = Number(text);
+  if (text === "" || !Number.isFinite(v)) return `${what} must be a number.`;
+  if (v < low || v > high) {
+    return `${what} must be from ${String(low).replace("-", "\u2212")} to ${high}.`;
+  }
+  return v;
+}
+
+/** Top-k and the problems found; the logits and biases read go into ``state``. */
+function read(form, data, state, n) {
+  const problems = [];
+  const topText = input(form, "topK").value.trim();
+  const topK = /^\d+$/.test(topText) ? Number(topText) : NaN;
+  if (!(topK >= 1 && topK <= n)) {
+    problems.push(`Top-k must be a whole number from 1 to ${n}.`);
+  }
+  for (let i = 0; i < n; i++) {
+    // A logit field still showing the token's logit, rounded, stands for ffn's unrounded
+    // one; anything else typed there is the logit.
+    const logit = number(form, `logit-${i}`, -data.logitRange, data.logitRange,
+                         `The logit of expert ${i}`);
+    if (typeof logit === "string") problems.push(logit);
+    else if (input(form, `logit-${i}`).value !== formatFixed(state.logits[i], 3)) {
+      state.logits[i] = logit;
+    }
+    const bias = number(form, `bias-${i}`, -data.biasRange, data.biasRange,
+                        `The bias of expert ${i}`);
+    if (typeof bias === "string") problems.push(bias);
+    else state.bias[i] = bias;
+  }
+  return {topK, problems};
+}
+
+// ---- draw: the route in the table, and the chart
+
+function clear(form) {
+  for (const element of form.querySelectorAll("output")) element.value = "";
+  for (const row of form.querySelectorAll("tbody tr")) {
+    row.classList.remove("ffn-router__row--chosen");
+  }
+}
+
+function showRoute(form, result, n) {
+  const rank = new Map(result.chosen.map((e, r) => [e, r]));
+  for (let i = 0; i < n; i++) {
+    out(form, `score-${i}`).value = formatFixed(result.scores[i], 3);
+    out(form, `choice-${i}`).value = formatFixed(result.choice[i], 3);
+    out(form, `rank-${i}`).value = rank.has(i) ? lab.ordinal(rank.get(i) + 1) : DASH;
+    out(form, `weight-${i}`).value = rank.has(i) ? formatFixed(result.weights[rank.get(i)], 3)
+      : DASH;
+    form.querySelector(`tr[data-expert="${i}"]`).classList.toggle("ffn-router__row--chosen",
+                                                                 rank.has(i));
+  }
+}
+
+/** The chart's axes in ``svg``; returns the function that draws a route on them. */
+function drawChart(d3, element, n) {
+  const svg = d3.select(element);
+  const x = d3.scaleBand().domain(d3.range(n))
+    .range([CHART.left, CHART.width - CHART.right]).padding(0.25);
+  const y = d3.scaleLinear().range([CHART.height - CHART.bottom, CHART.top]);
+  const xAxis = svg.append("g").attr("class", "ffn-router__axis")
+    .attr("transform", `translate(0,${CHART.height - CHART.bottom})`);
+  const yAxis = svg.append("g").attr("class", "ffn-router__axis")
+    .attr("transform", `translate(${CHART.left},0)`);
+  svg.append("text").attr("class", "ffn-router__axis-label")
+    .attr("x", CHART.left - 36).attr("y", CHART.top - 12).text("score");
+  const bars = svg.append("g"), marks = svg.append("g"), labels = svg.append("g");
+  const zero = svg.append("line").attr("class", "ffn-router__zero")
+    .attr("x1", CHART.left).attr("x2", CHART.width - CHART.right);
+
+  return (result, bias) => {
+    const {scores, choice, chosen, weights} = result;
+    const rank = new Map(chosen.map((e, r) => [e, r]));
+    const top = Math.max(...scores, ...choice);
+    y.domain([Math.min(0, ...choice), top > 0 ? top * 1.18 : 1]).nice();
+    xAxis.call(d3.axisBottom(x).tickFormat(i => `E${i}`).tickSizeOuter(0));
+    yAxis.call(d3.axisLeft(y).ticks(5).tickSizeOuter(0));
+    zero.attr("y1", y(0)).attr("y2", y(0));
+    bars.selectAll("rect").data(scores).join("rect")
+      .attr("class", (_, i) => `ffn-router__bar${rank.has(i) ? " ffn-router__bar--chosen" : ""}`)
+      .attr("x", (_, i) => x(i)).attr("width", x.bandwidth())
+      .attr("y", p => y(Math.max(p, 0))).attr("height", p => Math.abs(y(0) - y(p)));
+    const biased = d3.range(n).filter(i => bias[i] !== 0);
+    marks.selectAll("line").data(biased).join("line").attr("class", "ffn-router__mark")
+      .attr("x1", i => x(i) - 3).attr("x2", i => x(i) + x.bandwidth() + 3)
+      .attr("y1", i => y(choice[i])).attr("y2", i => y(choice[i]));
+    labels.selectAll("text").data(chosen).join("text").attr("class", "ffn-router__weight")
+      .attr("x", e => x(e) + x.bandwidth() / 2)
+      .attr("y", e => y(Math.max(scores[e], choice[e], 0)) - 5)
+      .text((e, r) => `w=${formatFixed(weights[r], 3)}`);
+  };
+}
+
+// ---- describe: the route and what the bias changed, in words (for screen readers too)
+
+function summary(result) {
+  const many = result.chosen.length > 1;
+  return `Expert${many ? "s" : ""} ${lab.listWords(result.chosen.map(String))}`
+    + ` chosen, weight${many ? "s" : ""} `
+    + `${lab.listWords(result.weights.map(w => formatFixed(w, 3)))}.`;
+}
+
+function change(result, unbiased, bias) {
+  if (bias.every(b => b === 0)) return "No bias: the scores alone choose.";
+  const {added, removed} = lab.biasSwap(result.chosen, unbiased);
+  const several = added.length > 1, s = several ? "s" : "";
+  return added.length === 0
+    ? "The bias changes no expert chosen; the weights come from the unbiased scores."
+    : `With the bias, expert${s} ${lab.listWords(added.map(String))} replace`
+      + `${several ? "" : "s"} expert${s} ${lab.listWords(removed.map(String))}; the `
+      + "weights come from the unbiased scores.";
+}

@@ -1,0 +1,218 @@
+// The model sizer (Parameters and FLOPs): a model of ffn.models or dimensions typed in; its
+// FFN's parameters, share, FLOPs and bytes follow (./lab.js, held to ffn in
+// tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py). `mount` wires
+// the steps below: build the controls, read them, compute, draw, describe.
+import * as lab from "./lab.js";
+import {formatFixed, formatInt} from "../_shared/format.js";
+import {readNumber} from "../_shared/read.js";
+import {escape, fragment, uid} from "../_shared/dom.js";
+
+// The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt.
+const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",
+                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer"];
+const presetDims = m => Object.fromEntries(Object.entries(m).map(([k, v]) =>
+  [k, INTEGERS.includes(k) && v !== null ? BigInt(v) : v]));
+
+export function mount(root) {
+  const {models: json} = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const models = json.map(presetDims);
+  root.append(fragment(controls(uid("sizer"), models)));
+  const form = root.querySelector("form");
+  let preset = models[0];
+  const update = () => show(form, preset);
+  form.addEventListener("submit", event => event.preventDefault());
+  input(form, "preset").addEventListener("change", () => {
+    preset = models[Number(input(form, "preset").value)];
+    fill(form, preset);
+    update();
+  });
+  form.addEventListener("input", event => event.target.name !== "preset" && update());
+  form.addEventListener("change", event => event.target.name !== "preset" && update());
+  fill(form, preset);
+  update();
+}
+
+// ---- build the controls: the markup of the form, its fields and its results
+
+function controls(id, models) {
+  const field = (name, label, attrs) =>
+    `<div class="ffn-field"><label for="${id}-${name}">${label}</label>` +
+    `<input id="${id}-${name}" name="${name}" type="number" ${attrs}></div>`;
+  const check = (name, label) =>
+    `<div class="ffn-field ffn-field--check"><input id="${id}-${name}" name="${name}" ` +
+    `type="checkbox"><label for="${id}-${name}">${label}</label></div>`;
+  const result = (name, label) =>
+    `<div class="ffn-result" data-row="${name}"><dt id="${id}-${name}-label">${label}</dt>` +
+    `<dd><output data-result="${name}" ` +
+    `aria-labelledby="${id}-${name}-label"></output></dd></div>`;
+  return `
+    <form class="ffn-widget__live ffn-sizer" aria-labelledby="${id}-title">
+      <p class="ffn-widget__title" id="${id}-title"><strong>Model sizer</strong>: pick a model
+        or change its dimensions; the numbers below are recomputed as you type.</p>
+      <div class="ffn-field ffn-field--wide"><label for="${id}-preset">Model</label>
+        <select id="${id}-preset" name="preset">${models.map((m, i) =>
+          `<option value="${i}">${escape(m.name)}</option>`).join("")}</select></div>
+      ${field("dModel", "d_model", 'min="1" step="1" required')}
+      ${field("nLayers", "Layers", 'min="1" step="1" required')}
+      <fieldset class="ffn-field ffn-field--wide"><legend>Hidden width</legend>
+        <div class="ffn-field--check"><input id="${id}-given" type="radio" name="width"
+          value="given"><label for="${id}-given">d_ff as given</label></div>
+        <div class="ffn-field--check"><input id="${id}-rule" type="radio" name="width"
+          value="rule"><label for="${id}-rule">LLaMA's rule: 8/3 d_model, times the
+          multiplier, rounded up to a multiple</label></div>
+      </fieldset>
+      ${field("dFf", "d_ff", 'min="1" step="1"')}
+      ${field("multiplier", "Multiplier (empty: none)", 'min="0" step="any"')}
+      ${field("multipleOf", "multiple_of", 'min="1" step="1"')}
+      ${check("gated", "Gated (three matrices, SwiGLU)")}
+      ${check("bias", "Biases")}
+      ${field("nExperts", "Experts (1: one FFN, no router)", 'min="1" step="1" required')}
+      ${field("topK", "Experts per token (top-k)", 'min="1" step="1" required')}
+      <div class="ffn-field"><label for="${id}-bytes">Bytes per weight</label>
+        <select id="${id}-bytes" name="bytes"><option value="1">1 (8-bit)</option>
+          <option value="2" selected>2 (bfloat16)</option>
+          <option value="4">4 (float32)</option></select></div>
+      <p class="ffn-widget__note" data-note aria-live="polite"></p>
+      <dl class="ffn-results" aria-live="polite">
+        ${result("dFfShown", "Hidden width d_ff, as used")}
+        ${result("perLayer", "FFN parameters per layer")}
+        ${result("perLayerActive", "… of which one token uses")}
+        ${result("share", "FFN share of the layer (FFN / (FFN + attention))")}
+        ${result("total", "FFN parameters, whole model")}
+        ${result("totalActive", "… of which one token uses")}
+        ${result("flops", "FFN FLOPs per token, forward")}
+        ${result("flopsTraining", "FFN FLOPs per token, forward + backward")}
+        ${result("bytes", "FFN bytes read per token at decode (batch 1)")}
+        ${result("gigabytes", "… in GB")}
+      </dl>
+    </form>`;
+}
+
+const input = (form, name) => form.elements.namedItem(name);
+
+/** The fields set to a preset's dimensions. */
+function fill(form, m) {
+  input(form, "dModel").value = m.dModel;
+  input(form, "nLayers").value = m.nLayers;
+  form.querySelector(`input[name="width"][value="${m.dFf === null ? "rule" : "given"}"]`)
+    .checked = true;
+  input(form, "dFf").value = (m.dFf ?? lab.resolvedDff(lab.modelDims(m))).toString();
+  input(form, "multiplier").value = m.ffnDimMultiplier ?? "";
+  input(form, "multipleOf").value = m.multipleOf;
+  input(form, "gated").checked = m.gated;
+  input(form, "bias").checked = m.bias;
+  input(form, "nExperts").value = m.nExperts ?? 1;
+  input(form, "topK").value = m.topK ?? 1;
+}
+
+// ---- read them: the fields as ffn.ModelDims would take them
+
+// A number field's text as an exact integer (BigInt): "4096", "1e3" (1000), "-5" (which
+// ffn's check then refuses by name); a TypeError for an empty field or a fraction. A number
+// field's value is "" for text it cannot read.
+function integer(form, name, ffnName) {
+  const text = input(form, name).value.trim();
+  const x = readNumber(text);
+  const unit = x === null || x.exponent >= 0 ? 1n : 10n ** BigInt(-x.exponent);
+  if (x === null || x.percent || x.digits % unit !== 0n) {
+    throw new TypeError(`${ffnName} must be a whole number, got `
+                        + (text === "" ? "nothing readable" : `"${text}"`));
+  }
+  const whole = x.exponent >= 0 ? x.digits * 10n ** BigInt(x.exponent) : x.digits / unit;
+  return x.negative ? -whole : whole;
+}
+
+function experts(form) {
+  try {
+    return integer(form, "nExperts", "n_experts");
+  } catch {
+    return null;
+  }
+}
+
+// The dimensions in the fields, over the preset's (its attention and shared experts), as
+// ffn.ModelDims would take them; a TypeError for a field that holds no whole number.
+function typedDims(form, preset, rule) {
+  const moe = experts(form) !== 1n;  // 1: one FFN, no router; 0 or none: refused by ffn's check
+  const multiplierText = input(form, "multiplier").value.trim();
+  if (rule && input(form, "multiplier").validity.badInput) {  // "1e400", "1.3e": value ""
+    throw new TypeError("ffn_dim_multiplier must be a number, got nothing readable");
+  }
+  const m = {
+    ...preset,
+    dModel: integer(form, "dModel", "d_model"), nLayers: integer(form, "nLayers", "n_layers"),
+    dFf: rule ? null : integer(form, "dFf", "d_ff"),
+    multipleOf: rule ? integer(form, "multipleOf", "multiple_of") : 256n,
+    ffnDimMultiplier: rule && multiplierText !== "" ? Number(multiplierText) : null,
+    gated: input(form, "gated").checked, bias: input(form, "bias").checked,
+    nExperts: moe ? integer(form, "nExperts", "n_experts") : null,
+    topK: moe ? integer(form, "topK", "top_k") : null,
+  };
+  if (!moe) {  // one FFN: no shared experts, no dense layers (ModelDims refuses them)
+    Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null});
+  }
+  return m;
+}
+
+// ---- compute: what the sizer shows for dimensions ffn counts, each result's text ("" hides
+// its row)
+
+function results(m, bytesPerValue) {
+  const size = lab.sizeModel(m, bytesPerValue);
+  return {
+    dFfShown: size.dFf.toString(),
+    perLayer: formatInt(size.perLayer),
+    perLayerActive: size.perLayerActive === null ? "" : formatInt(size.perLayerActive),
+    share: formatFixed(size.share, 4),
+    total: formatInt(size.total),
+    totalActive: size.totalActive === null ? "" : formatInt(size.totalActive),
+    flops: formatInt(size.flops),
+    flopsTraining: formatInt(size.flopsTraining),
+    bytes: typeof size.bytes === "bigint" ? formatInt(size.bytes)
+      : formatFixed(size.bytes, 0, true),
+    gigabytes: formatFixed(size.gigabytes, 3),
+  };
+}
+
+// ---- draw: every change shows the fields' numbers, or names the refusal and shows none
+
+// First the old numbers go (none may stay beside other inputs), then the fields are read and
+// checked as ffn checks them; a refusal is named in the note and no number is shown.
+function show(form, preset) {
+  const note = form.querySelector("[data-note]");
+  for (const element of form.querySelectorAll("output")) element.value = "";
+  note.textContent = "";
+  const rule = form.querySelector('input[name="width"][value="rule"]').checked;
+  input(form, "dFf").disabled = rule;
+  input(form, "multiplier").disabled = input(form, "multipleOf").disabled = !rule;
+  input(form, "topK").disabled = experts(form) === 1n;
+  let m, shown;
+  try {
+    m = lab.modelDims(typedDims(form, preset, rule));
+    shown = results(m, BigInt(input(form, "bytes").value));
+  } catch (error) {
+    if (rule) input(form, "dFf").value = "";  // the rule's width: none for refused dimensions
+    note.textContent = `Not a model ffn would count: ${error.message}.`;
+    if (error instanceof TypeError || error instanceof RangeError) return;
+    throw error;
+  }
+  if (rule) input(form, "dFf").value = shown.dFfShown;  // the width the rule gives the fields
+  note.textContent = keptNote(preset, m.nExperts !== null);
+  for (const [name, text] of Object.entries(shown)) {
+    const out = form.querySelector(`[data-result="${name}"]`);
+    out.value = text;
+    out.closest(".ffn-result").hidden = text === "";
+  }
+}
+
+// ---- describe: what the typed dimensions keep of the preset, in words
+
+function keptNote(preset, moe) {
+  const kept = [];
+  if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
+  if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
+  if (preset.attentionPerLayer !== null) kept.push("its latent attention");
+  if (moe && preset.sharedDff) kept.push("its shared experts");
+  if (moe && preset.denseLayers) kept.push(`its ${preset.denseLayers} dense layers`);
+  return kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
+}
