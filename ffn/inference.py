@@ -120,26 +120,32 @@ def decode_flops(model: ModelDims, batch: int = 1) -> int:
 Size = int | float | Fraction | str  # bytes_per_value: a count, a fraction or a format's name
 
 
-def _bytes_per_value(value: object) -> int | Fraction:
-    """``bytes_per_value`` as a positive int or an exact Fraction (4.25 / 8, "mxfp4", ...)."""
+def _bytes_per_value(value: object, name: str = "bytes_per_value") -> int | Fraction:
+    """A size argument (``name``) as a positive int or an exact Fraction (4.25 / 8, "mxfp4")."""
     if isinstance(value, str):
-        return BYTES_PER_VALUE[check.choice(value, "bytes_per_value", tuple(BYTES_PER_VALUE))]
+        return BYTES_PER_VALUE[check.choice(value, name, tuple(BYTES_PER_VALUE))]
     kind = f"an int, a float, a Fraction or one of {', '.join(map(repr, BYTES_PER_VALUE))}"
     if isinstance(value, numbers.Integral):  # int, numpy's ints and bool (refused)
-        return check.positive_int(value, "bytes_per_value", kind=kind)
+        return check.positive_int(value, name, kind=kind)
     if not isinstance(value, numbers.Real):
-        raise TypeError(f"bytes_per_value must be {kind}, got {check.describe(value)}")
+        raise TypeError(f"{name} must be {kind}, got {check.describe(value)}")
     if isinstance(value, Fraction):
         number = value
     else:
-        real = check.real(value, "bytes_per_value", 0.0, math.inf, True, True)
+        real = check.real(value, name, 0.0, math.inf, True, True)
         number = Fraction(real)  # exact: 4.25 / 8 is 17/32
     if number <= 0:
-        raise ValueError(f"bytes_per_value must be positive, got {value}")
+        raise ValueError(f"{name} must be positive, got {value}")
     return number
 
 
-def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) -> float:
+def _expert_bytes_per_value(value: object, size: int | Fraction) -> int | Fraction:
+    """``expert_bytes_per_value`` checked: None means ``size``, the other values' format."""
+    return size if value is None else _bytes_per_value(value, "expert_bytes_per_value")
+
+
+def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
+                 expert_bytes_per_value: Size | None = None) -> float:
     """Bytes all the model's FFNs move for one decode step of ``batch`` tokens.
 
     Per layer: every weight and bias used, read once for the whole batch (a mixture of experts:
@@ -152,13 +158,18 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) ->
     ``bytes_per_value``: a positive int, float or Fraction (MXFP4's 4.25 bits are 17/32 of
     a byte), or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value
     moved, weights and activations alike (NVFP4's 4 bytes a tensor are left out).
+    ``expert_bytes_per_value``: the same kinds of value, for the routed experts' weight
+    matrices alone (gpt-oss-120b as served: "mxfp4", every other value bfloat16); None prices
+    them at ``bytes_per_value``. A dense model has no routed experts: it changes nothing there.
     """
-    return _decode_bytes(_model(model), check.positive_int(batch, "batch"),
-                         _bytes_per_value(bytes_per_value))
+    model, batch = _model(model), check.positive_int(batch, "batch")
+    size = _bytes_per_value(bytes_per_value)
+    return _decode_bytes(model, batch, size, _expert_bytes_per_value(expert_bytes_per_value, size))
 
 
-def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction) -> float:
-    """``decode_bytes`` of checked arguments."""
+def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
+                  expert_size: int | Fraction) -> float:
+    """``decode_bytes`` of checked arguments (``expert_size``: the routed experts' matrices)."""
     activations = 2 * batch * model.d_model  # x read, y written
     if model.n_experts is None or model.top_k is None:
         exact = model.n_layers * size * (model.ffn_parameters_per_layer() + activations)
@@ -170,19 +181,27 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction) -> float:
             raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
                              f"{size} the bytes exceed float64's range (1.8e308)") from None
     expert = _parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
+    matrices = (3 if model.gated else 2) * model.d_model * model.resolved_d_ff  # W1 (and V), W2
     router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
-    weights = (router + _experts_read(model.n_experts, model.top_k, batch) * expert
-               + model.shared_parameters())
+    read = _experts_read(model.n_experts, model.top_k, batch)
     moe_layers = model.moe_layers  # the dense FFNs: the leading ones and, with moe_every, between
     dense = (model.n_layers - moe_layers) * size * (model.dense_ffn_parameters() + activations)
     try:
-        total = moe_layers * size * (weights + activations) + dense
+        if expert_size == size:  # every value at size: the experts' matrices with the rest
+            weights, own = router + read * expert + model.shared_parameters(), 0.0
+        else:  # their matrices at expert_size; biases, router, shared experts at size
+            weights = router + read * (expert - matrices) + model.shared_parameters()
+            own = moe_layers * expert_size * read * matrices
+        total = moe_layers * size * (weights + activations) + own + dense
     except OverflowError:  # an int beyond a float met the float weights
         total = math.inf
     if not math.isfinite(total):
-        raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
-                         f"{_size(size) if isinstance(size, int) else size} the bytes exceed "
-                         "float64's range (1.8e308): give a smaller batch or bytes_per_value")
+        sizes, smaller = f"bytes_per_value = {_value(size)}", "bytes_per_value"
+        if expert_size != size:
+            sizes += f", expert_bytes_per_value = {_value(expert_size)}"
+            smaller = "bytes_per_value or expert_bytes_per_value"
+        raise ValueError(f"{model.name}: with batch = {_size(batch)} and {sizes} the bytes "
+                         f"exceed float64's range (1.8e308): give a smaller batch or {smaller}")
     return total
 
 
@@ -191,36 +210,50 @@ def _size(n: int) -> str:
     return str(n) if n.bit_length() < 64 else f"~2**{n.bit_length() - 1}"
 
 
-def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) -> float:
-    """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens."""
+def _value(size: int | Fraction) -> str:
+    """A bytes-per-value for a message: an int as ``_size`` shows it, a Fraction as it is."""
+    return _size(size) if isinstance(size, int) else str(size)
+
+
+def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
+                         expert_bytes_per_value: Size | None = None) -> float:
+    """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens (the
+    sizes as in ``decode_bytes``)."""
     batch = check.positive_int(batch, "batch")
     model, size = _model(model), _bytes_per_value(bytes_per_value)
-    return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, size)
+    expert_size = _expert_bytes_per_value(expert_bytes_per_value, size)
+    return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, size, expert_size)
 
 
-def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: Size = 2) -> int:
+def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: Size = 2,
+                   expert_bytes_per_value: Size | None = None) -> int:
     """The smallest batch whose decode step reaches the accelerator's ridge point.
 
     Below it the FFNs wait on memory; from it on, on arithmetic. A ValueError if no batch
     does: the intensity never exceeds ``flops per token / (2 * d_model * bytes_per_value)`` per
-    layer, the cost of each token's own ``x`` and ``y``.
+    layer, the cost of each token's own ``x`` and ``y``. The sizes as in ``decode_bytes``.
     """
     model = _model(model)
     if not isinstance(accelerator, Accelerator):
         raise TypeError(f"accelerator must be an Accelerator, got {check.describe(accelerator)}")
     size = _bytes_per_value(bytes_per_value)
+    expert_size = _expert_bytes_per_value(expert_bytes_per_value, size)
     ridge = accelerator.ridge_point
     flops = model.ffn_flops_per_token()  # per token at any batch: only the bytes change
+
+    def intensity(batch: int) -> float:
+        return batch * flops / _decode_bytes(model, batch, size, expert_size)
+
     ceiling = float(flops / (model.n_layers * size * 2 * model.d_model))
     if ceiling <= ridge:
         raise ValueError(f"{model.name}: the intensity stays below {ceiling:.1f} FLOPs per "
                          f"byte, under {accelerator.name}'s ridge point {ridge:.1f}")
     low, high = 0, 1  # the intensity rises with the batch: low is below the ridge, high not
-    while high * flops / _decode_bytes(model, high, size) < ridge:
+    while intensity(high) < ridge:
         low, high = high, 2 * high
     while high - low > 1:
         middle = (low + high) // 2
-        if middle * flops / _decode_bytes(model, middle, size) < ridge:
+        if intensity(middle) < ridge:
             low = middle
         else:
             high = middle

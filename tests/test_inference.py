@@ -153,6 +153,32 @@ def test_a_4_bit_step_moves_the_bytes_of_the_quantized_matrices(fmt: str) -> Non
     assert critical_batch(model, gpu, fmt) < critical_batch(model, gpu, 2)
 
 
+def test_expert_bytes_per_value_prices_the_routed_matrices_alone() -> None:
+    """A DeepSeek-style model (a leading dense layer, a shared expert in each MoE layer) with
+    the routed experts' matrices in MXFP4 and every other array in float32: the arrays one
+    token's step touches, counted one by one, the chosen experts' as ffn.fp4 stores them."""
+    model = dims(d_model=32, d_ff=64, gated=True, bias=False, n_layers=3, n_experts=4, top_k=2,
+                 shared_d_ff=32, dense_layers=1, dense_d_ff=96)
+    dense = ffn.GatedFeedForward.random(32, 96, variant="swiglu", dtype=np.float32)
+    shared = ffn.GatedFeedForward.random(32, 32, variant="swiglu", dtype=np.float32)
+    routed = ffn.MixtureOfExperts.random(32, 64, 4, top_k=2, variant="swiglu", dtype=np.float32)
+    x = np.ones((1, 32), np.float32)  # (1, d_model)
+    _, chosen, _ = routed.route(x)
+    io = 2 * x.nbytes  # x read, y written
+    dense_layer = sum(a.nbytes for a in (dense.W, dense.V, dense.W2)) + io
+    moe_layer = (routed.router.nbytes + io + sum(a.nbytes for a in (shared.W, shared.V, shared.W2))
+                 + sum(ffn.quantize_blocks(a, "mxfp4").nbytes for i in chosen[0]
+                       for a in (routed.experts[i].W, routed.experts[i].V, routed.experts[i].W2)))
+    for fmt in ("mxfp4", Fraction(17, 32), 4.25 / 8):
+        assert decode_bytes(model, 1, 4, expert_bytes_per_value=fmt) == dense_layer + 2 * moe_layer
+    # None, and the same size given twice, are the one-format count
+    for same in (None, 4, "float32"):
+        assert decode_bytes(model, 7, 4, same) == decode_bytes(model, 7, 4)
+        assert arithmetic_intensity(model, 7, 4, same) == arithmetic_intensity(model, 7, 4)
+    plain = dims()  # no routed experts: nothing to price apart
+    assert decode_bytes(plain, 3, 2, "mxfp4") == decode_bytes(plain, 3, 2)
+
+
 @pytest.mark.parametrize(("size", "error", "match"), [
     ("fp4", ValueError, "unknown bytes_per_value 'fp4'; valid: 'float32'"),
     (0.0, ValueError, r"bytes_per_value must be in \(0, inf\)"),
@@ -167,6 +193,15 @@ def test_bytes_per_value_names_what_it_takes(size: object, error: type, match: s
         decode_bytes(dims(), 1, size)  # type: ignore[arg-type]
     with pytest.raises(error, match=match):
         critical_batch(dims(), H100_SXM, size)  # type: ignore[arg-type]
+    if size is None:  # a valid expert_bytes_per_value: the routed matrices at bytes_per_value
+        return
+    moe = dims(n_experts=4, top_k=2)
+    expert_match = match.replace("bytes_per_value", "expert_bytes_per_value")
+    for call in (lambda: decode_bytes(moe, 1, 2, size),  # type: ignore[arg-type]
+                 lambda: arithmetic_intensity(moe, 1, 2, size),  # type: ignore[arg-type]
+                 lambda: critical_batch(moe, H100_SXM, 2, size)):  # type: ignore[arg-type]
+        with pytest.raises(error, match=expert_match):
+            call()
 
 
 def test_decode_functions_refuse_what_is_not_a_model_or_a_size() -> None:
@@ -228,6 +263,82 @@ def test_no_critical_batch_where_the_tokens_alone_cost_too_many_bytes() -> None:
         critical_batch(dims(), gpu)
     with pytest.raises(TypeError, match="accelerator must be an Accelerator"):
         critical_batch(dims(), "H100")
+
+
+# --- gpt-oss-120b as served: routed experts' matrices in MXFP4, all else bfloat16 ---------------
+#
+# gpt-oss-120b's checkpoint, as gpt_oss/torch/weights.py reads it (PARAM_NAME_MAP, lines 17-25)
+# and the model card's Table 1 sizes it: in each of 36 blocks, 128 experts whose mlp1_weight
+# (W and V interleaved, 2880 x 2 * 2880) and mlp2_weight (2880 x 2880) are MXFP4, 32 four-bit
+# codes (16 bytes) and one E8M0 scale byte per 32 weights: 17/32 of a byte a weight; the experts'
+# biases mlp1_bias (2 * 2880) and mlp2_bias (2880), the router's weight (2880 x 128) and bias
+# (128) in BF16, 2 bytes; each token's x read and y written, 2880 BF16 values each.
+
+OSS_LAYERS, OSS_D, OSS_F, OSS_EXPERTS, OSS_K = 36, 2880, 2880, 128, 4
+
+
+def _gpt_oss_served_bytes(experts: float, tokens: int) -> float:
+    """gpt-oss-120b's FFN bytes for ``tokens`` tokens reading ``experts`` experts a layer."""
+    d, f = OSS_D, OSS_F
+    weights = d * 2 * f + f * d  # mlp1_weight (W and V) and mlp2_weight, per expert
+    assert weights % 32 == 0
+    mxfp4 = weights // 32 * (16 + 1)  # 16 bytes of codes and a scale byte per 32 weights
+    biases = 2 * (2 * f + d)  # mlp1_bias and mlp2_bias
+    router = 2 * (d * OSS_EXPERTS + OSS_EXPERTS)  # gate.weight and gate.bias
+    return OSS_LAYERS * (router + experts * (mxfp4 + biases) + 2 * 2 * d * tokens)
+
+
+def _gpt_oss_flops(tokens: int) -> int:
+    """A multiply and an add per weight used: the router's d x 128 and 4 experts' three d x f
+    matrices, in each of 36 layers, for every token."""
+    return 2 * tokens * OSS_LAYERS * (OSS_K * 3 * OSS_D * OSS_F + OSS_D * OSS_EXPERTS)
+
+
+def test_gpt_oss_as_served_is_the_checkpoints_bytes() -> None:
+    oss = ffn.get_model("gpt-oss-120b")
+    assert decode_flops(oss, 5) == _gpt_oss_flops(5)
+    # 1 token reads its 4 experts; 8192 read all 128 (experts_read gives 128.0 exactly there)
+    assert experts_read(OSS_EXPERTS, OSS_K, 8192) == 128.0
+    for tokens, experts in ((1, 4), (8192, 128)):
+        served = decode_bytes(oss, tokens, expert_bytes_per_value="mxfp4")
+        assert served == _gpt_oss_served_bytes(experts, tokens)  # exact: integers below 2**53
+        assert arithmetic_intensity(oss, tokens, expert_bytes_per_value="mxfp4") == (
+            _gpt_oss_flops(tokens) / _gpt_oss_served_bytes(experts, tokens))
+    middle = experts_read(OSS_EXPERTS, OSS_K, 32)  # 81.7: a float, multiplied in another order
+    assert decode_bytes(oss, 32, expert_bytes_per_value="mxfp4") == pytest.approx(
+        _gpt_oss_served_bytes(middle, 32), rel=1e-15)
+    assert arithmetic_intensity(oss, 32, expert_bytes_per_value="mxfp4") == pytest.approx(
+        _gpt_oss_flops(32) / _gpt_oss_served_bytes(middle, 32), rel=1e-15)
+
+
+@pytest.mark.parametrize("expert_size", [Fraction(17, 32), 2])
+def test_gpt_oss_crossover_is_the_closed_form(expert_size: Fraction | int) -> None:
+    """Once all 128 experts are read, the FFNs' intensity at N tokens is F N / (W + a N), with
+
+    - F = 2 * 36 * (4 * 3 * 2880**2 + 2880 * 128) FLOPs a token (``_gpt_oss_flops``),
+    - W = 36 * (2 * (2880 * 128 + 128) + 128 * (q * 3 * 2880**2 + 2 * (2 * 2880 + 2880)))
+      bytes of weights: the router in BF16 and each expert's matrices at q bytes a weight
+      (17/32 as served), its biases in BF16,
+    - a = 36 * 2 * 2 * 2880 bytes a token, its x and y in BF16;
+
+    it reaches the ridge point R = peak / bandwidth at N* = ceil(R W / (F - R a)), in exact
+    fractions. R from the H100 SXM datasheet: 1,979 teraFLOPS with sparsity, half dense, over
+    3.35 TB/s."""
+    oss = ffn.get_model("gpt-oss-120b")
+    peak, bandwidth = Fraction(1979, 2) * 10**12, Fraction(335, 100) * 10**12
+    assert (float(peak), float(bandwidth)) == (H100_SXM.peak_flops, H100_SXM.bandwidth)
+    ridge = peak / bandwidth
+    d, f, n, k, layers = OSS_D, OSS_F, OSS_EXPERTS, OSS_K, OSS_LAYERS
+    flops = 2 * layers * (k * 3 * d * d + d * n)
+    weights = layers * (2 * (d * n + n) + n * (expert_size * 3 * f * d + 2 * (2 * f + d)))
+    per_token = layers * 2 * 2 * d
+    crossover = math.ceil(ridge * weights / (flops - ridge * per_token))
+    assert crossover > 1200 and experts_read(n, k, 1200) == 128.0  # all read from 1200 on
+    assert critical_batch(oss, H100_SXM, expert_bytes_per_value=expert_size) == crossover
+    counted_up = next(b for b in itertools.count(crossover - 50)
+                      if arithmetic_intensity(oss, b, expert_bytes_per_value=expert_size)
+                      >= H100_SXM.ridge_point)  # another search than critical_batch's
+    assert counted_up == crossover
 
 
 # --- what training keeps --------------------------------------------------------------------
@@ -295,11 +406,12 @@ def test_saved_per_token_is_what_pytorch_autograd_saves() -> None:
 
 # --- the figure ------------------------------------------------------------------------------
 
-def test_the_roofline_alt_text_numbers_are_drawn() -> None:
+@pytest.mark.parametrize("stem", ["roofline", "prefill"])
+def test_the_roofline_alt_text_numbers_are_drawn(stem: str) -> None:
     page = (DOCS / "inference.md").read_text(encoding="utf-8")
-    alts = re.findall(r"!\[([^\]]*)\]\(figures/roofline(?:-dark)?\.svg", page)
+    alts = re.findall(rf"!\[([^\]]*)\]\(figures/{stem}(?:-dark)?\.svg", page)
     assert len(alts) == 2
-    svg = (DOCS / "figures" / "roofline.svg").read_text(encoding="utf-8")
+    svg = (DOCS / "figures" / f"{stem}.svg").read_text(encoding="utf-8")
     drawn = set(re.findall(r"\d+(?:[.,]\d+)*", " ".join(re.findall(r"<text[^>]*>([^<]*)</text>",
                                                                  svg))))
     for alt in alts:

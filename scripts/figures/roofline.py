@@ -2,26 +2,21 @@
 and gpt-oss-120b's prefill against the ridge point.
 
 The numbers are the page's: ffn.inference on the same models, bfloat16 (2 bytes a value), and
-gpt-oss-120b also as served, its expert matrices in MXFP4 (17/32 of a byte), composed as the
-page composes it.
+gpt-oss-120b also as served, its routed experts' matrices in MXFP4 (``expert_bytes_per_value``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 
 import numpy as np
 from matplotlib.figure import Figure
 
 import ffn
 from ffn.inference import (
-    BYTES_PER_VALUE,
     H100_SXM,
     arithmetic_intensity,
     critical_batch,
-    decode_bytes,
-    decode_flops,
     experts_read,
 )
 
@@ -77,22 +72,6 @@ def roofline() -> Figure:
     return fig
 
 
-def served_intensity(model: ffn.ModelDims, tokens: int) -> float:
-    """FFN FLOPs per byte for ``tokens`` tokens with the routed experts' matrices in MXFP4 and
-    every other value in bfloat16: the bfloat16 bytes less what MXFP4 saves on those read."""
-    matrices = 3 * model.d_model * model.resolved_d_ff  # one expert's W, V and W2
-    saved = BYTES_PER_VALUE["bfloat16"] - BYTES_PER_VALUE["mxfp4"]
-    assert model.n_experts is not None and model.top_k is not None  # a mixture of experts
-    read = experts_read(model.n_experts, model.top_k, tokens)
-    moved = decode_bytes(model, tokens) - model.moe_layers * read * matrices * saved
-    return decode_flops(model, tokens) / moved
-
-
-def first_reaching(intensity: Callable[[int], float], ridge: float) -> int:
-    """The smallest number of tokens whose intensity reaches ``ridge``, counting up."""
-    return next(n for n in itertools.count(1) if intensity(n) >= ridge)
-
-
 def prefill() -> Figure:
     """Left: gpt-oss-120b's FFN intensity against the prompt length, in bfloat16 and as
     served, crossing the ridge point. Right: the experts a prefill touches per layer."""
@@ -104,13 +83,15 @@ def prefill() -> Figure:
     left, right = fig.subplots(1, 2)
     fg = left.xaxis.label.get_color()
     tokens = np.unique(np.logspace(0, 15, 160, base=2).astype(int))  # 1 to 32768
-    curves = (("bfloat16", lambda n: arithmetic_intensity(oss, n), "C1", "o", (6, -14)),
-              ("as served: experts in MXFP4", lambda n: served_intensity(oss, n), "C2", "s",
+    curves = (("bfloat16", None, "C1", "o", (6, -14)),
+              ("as served: experts in MXFP4", "mxfp4", "C2", "s",
                (-62, 7)))  # its label above the ridge line, left of the bfloat16 one's
-    for label, intensity, color, marker, offset in curves:
-        left.plot(tokens, [intensity(int(n)) for n in tokens], color=color, label=label)
-        n = first_reaching(intensity, ridge)
-        left.plot([n], [intensity(n)], marker, color=fg, fillstyle="none")
+    for label, experts, color, marker, offset in curves:
+        left.plot(tokens, [arithmetic_intensity(oss, int(n), expert_bytes_per_value=experts)
+                           for n in tokens], color=color, label=label)
+        n = critical_batch(oss, gpu, expert_bytes_per_value=experts)
+        left.plot([n], [arithmetic_intensity(oss, n, expert_bytes_per_value=experts)], marker,
+                  color=fg, fillstyle="none")
         left.annotate(f"N = {n:,}", (n, ridge), xytext=offset, textcoords="offset points",
                       fontsize=9)
     left.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
