@@ -3,8 +3,11 @@
 A layer owns read-only copies of its parameters and of its last input, so a ``backward`` gives
 the gradients of the forward that ran. A layer holds one pass at a time (``backward`` follows
 the latest ``forward``): give each thread its own. A second thread is refused, not trusted:
-a layer's ``forward`` and ``backward`` run one thread at a time, and a ``backward`` only in the
-thread of the last ``forward``.
+each layer marks its ``forward`` with ``@forward_pass`` and its ``backward`` and
+``forward_trace`` with ``@one_thread``, so they run one thread at a time (``forward`` first
+forgetting the last pass), and a ``backward`` runs only in the thread of the last ``forward``.
+The marks are written at each method, where a reader sees them;
+``tests/test_contract.py`` finds any layer method left without one.
 """
 
 from __future__ import annotations
@@ -48,19 +51,31 @@ def random_weights(seed: object, dtype: DTypeLike, *shapes: tuple[int, int]) -> 
     return [w.astype(check.float_dtype(dtype)) for w in drawn]
 
 
-def _one_thread(method: F, starts_pass: bool) -> F:
-    """``method`` run by one thread at a time; a forward first forgets the last pass."""
+def one_thread(method: F) -> F:
+    """A layer's ``method`` run by one thread at a time: another thread meanwhile is refused."""
+    return _guarded(method, starts_pass=False)
+
+
+def forward_pass(method: F) -> F:
+    """A layer's ``forward``: ``one_thread``, and the last pass forgotten first (a forward that
+    fails leaves nothing for ``backward``)."""
+    return _guarded(method, starts_pass=True)
+
+
+def _guarded(method: F, starts_pass: bool) -> F:
+    """``method`` behind the layer's lock, held by one thread at a time (ours may re-enter)."""
     @functools.wraps(method)
     def guarded(self: Layer, *args: Any, **kwargs: Any) -> Any:
-        if not self._lock.acquire(blocking=False):  # held by another thread (ours may re-enter)
+        if not self._lock.acquire(blocking=False):  # held by another thread
             raise RuntimeError(f"{type(self).__name__} is being used by another thread: a layer "
                                "holds one pass at a time; give each thread its own layer")
         try:
-            if starts_pass:  # a forward that fails leaves nothing for backward
+            if starts_pass:
                 self._saved_tensors, self._saved_by = (), None
             return method(self, *args, **kwargs)
         finally:
             self._lock.release()
+    guarded.guard = "forward_pass" if starts_pass else "one_thread"  # type: ignore[attr-defined]
     return guarded  # type: ignore[return-value]
 
 
@@ -72,13 +87,6 @@ class Layer:
     """
 
     _caller = "layer"  # what messages call an instance: "call layer(x) first"
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Every layer's passes get the guard, so none can forget it (see the module docstring).
-        super().__init_subclass__(**kwargs)
-        for name in ("forward", "backward", "forward_trace"):
-            if name in vars(cls):
-                setattr(cls, name, _one_thread(vars(cls)[name], starts_pass=name == "forward"))
 
     def __init__(self, dtype: np.dtype[Any], d_in: int, d_out: int, in_name: str,
                  params: dict[str, FloatArray | None]) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, or_zero, quiet, random_weights
+from ffn._layer import Layer, forward_pass, one_thread, or_zero, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.activations import sigmoid
 from ffn.gated import AXES, GatedFeedForward, GatedFeedForwardTrace
@@ -88,6 +88,7 @@ class ClampedSwiGLU(GatedFeedForward):
                     for n in (d_ff, d_ff, d_model))
         return cls(W, V, W2, b, c, b2)
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = (g * sigmoid(alpha * g) * (u + 1)) @ W2 + b2`` for ``x``: ``(..., d_model)``."""
@@ -106,6 +107,7 @@ class ClampedSwiGLU(GatedFeedForward):
         self._save_for_backward(x, gate_pre, up_pre, s, gate, up, h)
         return self._unflatten(y)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
@@ -122,6 +124,7 @@ class ClampedSwiGLU(GatedFeedForward):
                         b=dgate_pre.sum(axis=0), c=dup_pre.sum(axis=0), b2=dy.sum(axis=0))
         return self._unflatten(dgate_pre @ self.W.T + dup_pre @ self.V.T)  # (..., d_model)
 
+    @one_thread
     def forward_trace(self, x: object) -> GatedFeedForwardTrace:
         """Like ``forward``, but return every intermediate array: ``gate_pre`` and ``up`` are
         ``x @ W + b`` and ``clip(x @ V + c) + 1``, ``gate`` is ``g * sigmoid(alpha * g)``."""

@@ -10,11 +10,23 @@ from ffn import _validate as check
 
 def count_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = False) -> int:
     """Trainable parameters of a block: ``W1``, ``W2`` (and a gate's ``V``), and their biases."""
+    return _parameters(*_block_args(d_model, d_ff, bias, gated))
+
+
+def _block_args(d_model: object, d_ff: object, bias: object,
+                gated: object) -> tuple[int, int, bool, bool]:
+    """``count_parameters``' arguments checked: positive ints, then bools (``gated`` first)."""
     d_model = check.positive_int(d_model, "d_model")
     d_ff = check.positive_int(d_ff, "d_ff")
-    n_in = 2 if check.boolean(gated, "gated") else 1  # matrices d_model -> d_ff
+    gated = check.boolean(gated, "gated")
+    return d_model, d_ff, check.boolean(bias, "bias"), gated
+
+
+def _parameters(d_model: int, d_ff: int, bias: bool, gated: bool) -> int:
+    """``count_parameters`` of checked arguments (a ``ModelDims``' fields, say)."""
+    n_in = 2 if gated else 1  # matrices d_model -> d_ff
     weights = (n_in + 1) * d_model * d_ff  # the input matrices and W2
-    biases = n_in * d_ff + d_model if check.boolean(bias, "bias") else 0
+    biases = n_in * d_ff + d_model if bias else 0
     return weights + biases
 
 
@@ -26,12 +38,22 @@ def count_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
     does two per weight (for the input and the weight). Biases and activations are left out:
     about ``d_model`` times smaller.
     """
-    d_model = check.positive_int(d_model, "d_model")
-    d_ff = check.positive_int(d_ff, "d_ff")
-    n_tokens = check.positive_int(n_tokens, "n_tokens")
-    n_matrices = 3 if check.boolean(gated, "gated") else 2
+    return _flops(*_flop_args(d_model, d_ff, n_tokens, gated, backward))
+
+
+def _flop_args(d_model: object, d_ff: object, n_tokens: object, gated: object,
+               backward: object) -> tuple[int, int, int, bool, bool]:
+    """``count_flops``' arguments checked, in their order: positive ints, then bools."""
+    return (check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff"),
+            check.positive_int(n_tokens, "n_tokens"), check.boolean(gated, "gated"),
+            check.boolean(backward, "backward"))
+
+
+def _flops(d_model: int, d_ff: int, n_tokens: int, gated: bool, backward: bool) -> int:
+    """``count_flops`` of checked arguments."""
+    n_matrices = 3 if gated else 2
     forward = n_matrices * 2 * n_tokens * d_model * d_ff
-    return 3 * forward if check.boolean(backward, "backward") else forward
+    return 3 * forward if backward else forward
 
 
 def llama_d_ff(d_model: int, multiple_of: int = 256,
@@ -55,16 +77,22 @@ def llama_d_ff(d_model: int, multiple_of: int = 256,
     """
     d_model = check.positive_int(d_model, "d_model")
     multiple_of = check.positive_int(multiple_of, "multiple_of")
+    multiplier = None if ffn_dim_multiplier is None else check.real(
+        ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"), high_open=True,
+        low_open=True)
+    if multiplier is not None and (8 * d_model // 3).bit_length() > 1023:  # float() overflows
+        raise ValueError(f"d_model must be at most 3.3e307 with an ffn_dim_multiplier (its "
+                         "8 * d_model // 3 hidden units are multiplied as a float), got an "
+                         f"int of {d_model.bit_length()} bits")
+    return _llama_d_ff(d_model, multiple_of, multiplier)
+
+
+def _llama_d_ff(d_model: int, multiple_of: int, multiplier: float | None) -> int:
+    """``llama_d_ff`` of checked arguments; a ValueError where the widened width is inf or 0."""
     # Two thirds of 4 * d_model: three gated matrices hold what two ungated ones would. Meta
     # writes int(2 * (4 * d_model) / 3), a float division: the same up to d_model = 3 * 2**49.
     hidden = 8 * d_model // 3
-    if ffn_dim_multiplier is not None:
-        multiplier = check.real(ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
-                                high_open=True, low_open=True)
-        if hidden.bit_length() > 1023:  # float(hidden) would raise OverflowError
-            raise ValueError(f"d_model must be at most 3.3e307 with an ffn_dim_multiplier (its "
-                             "8 * d_model // 3 hidden units are multiplied as a float), got an "
-                             f"int of {d_model.bit_length()} bits")
+    if multiplier is not None:
         widened = multiplier * hidden  # the one floating-point step, truncated like Meta's
         if widened == float("inf"):  # int() would raise OverflowError
             raise ValueError(f"ffn_dim_multiplier {multiplier!r} times {hidden} hidden units is "

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, or_zero, quiet, random_weights
+from ffn._layer import Layer, forward_pass, one_thread, or_zero, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.activations import ACTIVATIONS, FUNCTIONS
 
@@ -72,6 +72,7 @@ class FeedForward(Layer):
         return cls(W1, b1, W2, b2, activation=activation)
 
     # --8<-- [start:forward]
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
@@ -85,6 +86,7 @@ class FeedForward(Layer):
     # --8<-- [end:forward]
 
     # --8<-- [start:backward]
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
@@ -100,6 +102,7 @@ class FeedForward(Layer):
         return self._unflatten(dh_pre @ self.W1.T)  # dL/dx: (..., d_model)
     # --8<-- [end:backward]
 
+    @one_thread
     def forward_trace(self, x: object) -> FeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)

@@ -166,11 +166,46 @@ def _mx_exponents(amax: FloatArray) -> NDArray[np.int64]:
 
     ``np.frexp`` gives ``amax = m * 2**e`` with ``m`` in [0.5, 1): ``floor(log2(amax)) = e - 1``
     exactly, subnormals included. Below -127 it is clamped to -127 (E8M0's smallest, as
-    microxcaling does; an all-zero block gets it too); above 127 the caller refuses.
+    microxcaling does; an all-zero block gets it too); above 127 ``_checked_w`` refuses.
     """
     _, e = np.frexp(amax)
     shared = e.astype(np.int64) - 1 - E2M1_EMAX
     return np.where(amax > 0, np.maximum(shared, -E8M0_BIAS), -E8M0_BIAS)
+
+
+def _nvfp4_tensor_scale(largest: float) -> np.float32:
+    """NVFP4's tensor scale ``amax / 2688`` in float32, as modelopt; 1.0 for an all-zero tensor
+    (any scale serves), and for an amax beyond float32, which ``_checked_w`` refuses."""
+    if 0 < largest <= np.finfo(np.float32).max:
+        return np.float32(largest) / np.float32(6.0 * E4M3_MAX)
+    return np.float32(1.0)
+
+
+def _checked_w(w: object, format: object) -> FloatArray:
+    """``quantize_blocks``' arguments checked: ``w`` as a float64 matrix that ``format`` can
+    scale (its rows a multiple of the block, finite, its amax in the scales' range)."""
+    check.choice(format, "format", BLOCK_FORMATS)
+    array = check.float_array(w, "w").astype(np.float64)
+    block = BLOCK_SIZE[str(format)]
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(f"w must be a non-empty 2-D matrix (rows, cols), got shape "
+                         f"{array.shape}")
+    if array.shape[0] % block:
+        raise ValueError(f"w's rows must be a multiple of {block}, {format}'s block (blocks run "
+                         f"down each column; pad w yourself), got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"w holds NaN or inf: {format} scales need finite values")
+    largest = np.abs(array).max()
+    if format == "mxfp4" and largest >= 2.0**130:  # floor(log2(amax)) - 2 would pass 127
+        raise ValueError(f"w has a block with largest magnitude {largest:.4g}, which "
+                         "needs an MXFP4 scale above E8M0's 2**127: a block's amax must be "
+                         "below 2**130")
+    if format == "nvfp4" and (largest > np.finfo(np.float32).max
+                              or _nvfp4_tensor_scale(largest) == 0):
+        raise ValueError(f"w's largest magnitude {largest:.4g} gives NVFP4 a tensor scale "
+                         "amax / 2688 that is no positive finite float32 (amax must be in "
+                         "about [1.9e-42, 3.4e38])")
+    return array
 
 
 def quantize_blocks(w: object, format: str = "mxfp4") -> BlockQuantized:
@@ -184,38 +219,18 @@ def quantize_blocks(w: object, format: str = "mxfp4") -> BlockQuantized:
     a multiple of the block, for an MXFP4 block whose amax needs a scale above 2**127 (amax of
     2**130 or more), and for an NVFP4 tensor whose scale is no positive finite float32.
     """
-    check.choice(format, "format", BLOCK_FORMATS)
-    array = check.float_array(w, "w").astype(np.float64)
+    array = _checked_w(w, format)  # (rows, cols), float64
     block = BLOCK_SIZE[format]
-    if array.ndim != 2 or 0 in array.shape:
-        raise ValueError(f"w must be a non-empty 2-D matrix (rows, cols), got shape "
-                         f"{array.shape}")
-    if array.shape[0] % block:
-        raise ValueError(f"w's rows must be a multiple of {block}, {format}'s block (blocks run "
-                         f"down each column; pad w yourself), got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"w holds NaN or inf: {format} scales need finite values")
     rows, cols = array.shape
     blocks = array.reshape(rows // block, block, cols)  # (n_blocks, block, cols)
     amax = np.max(np.abs(blocks), axis=1)  # (n_blocks, cols)
     tensor_scale = 1.0
     if format == "mxfp4":
-        shared = _mx_exponents(amax)  # (n_blocks, cols)
-        if shared.max() > E8M0_BIAS:
-            raise ValueError(f"w has a block with largest magnitude {amax.max():.4g}, which "
-                             "needs an MXFP4 scale above E8M0's 2**127: a block's amax must be "
-                             "below 2**130")
+        shared = _mx_exponents(amax)  # (n_blocks, cols), at most 127: amax < 2**130
         scale = (shared + E8M0_BIAS).astype(np.uint8)
         per_block = np.ldexp(1.0, shared)  # exact powers of two: dividing by them is exact
     else:
-        largest = amax.max()
-        ts = np.float32(1.0)  # an all-zero tensor: any scale serves
-        if 0 < largest <= np.finfo(np.float32).max:
-            ts = np.float32(largest) / np.float32(6.0 * E4M3_MAX)  # float32, as modelopt
-        if largest > np.finfo(np.float32).max or ts == 0:
-            raise ValueError(f"w's largest magnitude {largest:.4g} gives NVFP4 a tensor scale "
-                             "amax / 2688 that is no positive finite float32 (amax must be in "
-                             "about [1.9e-42, 3.4e38])")
+        ts = _nvfp4_tensor_scale(amax.max())  # positive and finite: checked
         block_scale = amax.astype(np.float32) / (np.float32(6.0) * ts)  # float32, as modelopt
         block_scale = np.where(block_scale == 0, np.float32(1.0), block_scale)
         scale = _e4m3_codes(block_scale)  # (n_blocks, cols): non-negative, at most 448

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, or_zero, quiet, random_weights
+from ffn._layer import Layer, forward_pass, one_thread, or_zero, quiet, random_weights
 from ffn._validate import FloatArray
 from ffn.activations import FUNCTIONS, sigmoid
 
@@ -94,6 +94,7 @@ class GatedFeedForward(Layer):
                     for n in (d_ff, d_ff, d_model))
         return cls(W, V, W2, b, c, b2, variant=variant)
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = (act(x @ W + b) * (x @ V + c)) @ W2 + b2`` for ``x``: ``(..., d_model)``."""
@@ -108,6 +109,7 @@ class GatedFeedForward(Layer):
         self._save_for_backward(x, gate_pre, gate, up, h)
         return self._unflatten(y)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
@@ -121,6 +123,7 @@ class GatedFeedForward(Layer):
         # x feeds both branches: their gradients add up.
         return self._unflatten(dgate_pre @ self.W.T + dup @ self.V.T)  # (..., d_model)
 
+    @one_thread
     def forward_trace(self, x: object) -> GatedFeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet
+from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.moe import MixtureOfExperts, ran_grads
 
@@ -77,6 +77,7 @@ class GroupedExperts(Layer):
         return self.moe.named_parameters()
 
     # --8<-- [start:forward]
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``moe(x)``: one pass of each expert over its segment of the rows sorted by expert."""
@@ -100,6 +101,7 @@ class GroupedExperts(Layer):
         return self._unflatten(y)  # (..., d_model)
     # --8<-- [end:forward]
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from ffn import _validate as check
 from ffn.activations import ACTIVATIONS
-from ffn.counting import count_parameters
+from ffn.counting import _parameters
 from ffn.models import ModelDims
 
 BYTES_PER_VALUE: dict[str, int | Fraction] = {
@@ -85,6 +85,11 @@ def experts_read(n_experts: int, top_k: int, batch: int) -> float:
     batch = check.positive_int(batch, "batch")
     if top_k > n_experts:
         raise ValueError(f"top_k = {top_k} is more than n_experts = {n_experts}")
+    return _experts_read(n_experts, top_k, batch)
+
+
+def _experts_read(n_experts: int, top_k: int, batch: int) -> float:
+    """``experts_read`` of checked arguments; a ValueError for an answer beyond a float."""
     try:
         n = float(n_experts)
     except OverflowError:
@@ -148,9 +153,12 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) ->
     a byte), or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value
     moved, weights and activations alike (NVFP4's 4 bytes a tensor are left out).
     """
-    model = _model(model)
-    batch = check.positive_int(batch, "batch")
-    size = _bytes_per_value(bytes_per_value)
+    return _decode_bytes(_model(model), check.positive_int(batch, "batch"),
+                         _bytes_per_value(bytes_per_value))
+
+
+def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction) -> float:
+    """``decode_bytes`` of checked arguments."""
     activations = 2 * batch * model.d_model  # x read, y written
     if model.n_experts is None or model.top_k is None:
         exact = model.n_layers * size * (model.ffn_parameters_per_layer() + activations)
@@ -161,12 +169,12 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) ->
         except OverflowError:
             raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
                              f"{size} the bytes exceed float64's range (1.8e308)") from None
-    expert = count_parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
-    router = model.d_model * model.n_experts
-    weights = (router + experts_read(model.n_experts, model.top_k, batch) * expert
+    expert = _parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
+    router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
+    weights = (router + _experts_read(model.n_experts, model.top_k, batch) * expert
                + model.shared_parameters())
-    moe_layers = model.n_layers - model.dense_layers
-    dense = model.dense_layers * size * (model.dense_ffn_parameters() + activations)
+    moe_layers = model.moe_layers  # the dense FFNs: the leading ones and, with moe_every, between
+    dense = (model.n_layers - moe_layers) * size * (model.dense_ffn_parameters() + activations)
     try:
         total = moe_layers * size * (weights + activations) + dense
     except OverflowError:  # an int beyond a float met the float weights
@@ -185,7 +193,9 @@ def _size(n: int) -> str:
 
 def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2) -> float:
     """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens."""
-    return decode_flops(model, batch) / decode_bytes(model, batch, bytes_per_value)
+    batch = check.positive_int(batch, "batch")
+    model, size = _model(model), _bytes_per_value(bytes_per_value)
+    return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, size)
 
 
 def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: Size = 2) -> int:
@@ -200,16 +210,17 @@ def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: 
         raise TypeError(f"accelerator must be an Accelerator, got {check.describe(accelerator)}")
     size = _bytes_per_value(bytes_per_value)
     ridge = accelerator.ridge_point
-    ceiling = float(model.ffn_flops_per_token() / (model.n_layers * size * 2 * model.d_model))
+    flops = model.ffn_flops_per_token()  # per token at any batch: only the bytes change
+    ceiling = float(flops / (model.n_layers * size * 2 * model.d_model))
     if ceiling <= ridge:
         raise ValueError(f"{model.name}: the intensity stays below {ceiling:.1f} FLOPs per "
                          f"byte, under {accelerator.name}'s ridge point {ridge:.1f}")
     low, high = 0, 1  # the intensity rises with the batch: low is below the ridge, high not
-    while arithmetic_intensity(model, high, size) < ridge:
+    while high * flops / _decode_bytes(model, high, size) < ridge:
         low, high = high, 2 * high
     while high - low > 1:
         middle = (low + high) // 2
-        if arithmetic_intensity(model, middle, size) < ridge:
+        if middle * flops / _decode_bytes(model, middle, size) < ridge:
             low = middle
         else:
             high = middle

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet
+from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 
 
@@ -58,6 +58,7 @@ class LayerNorm(Layer):
                          {k: default[k] if a is None else a for k, a in w.items()})
         self.d_model = d_model
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """Normalise every row of ``x``, of shape ``(..., d_model)``."""
@@ -77,6 +78,7 @@ class LayerNorm(Layer):
         self._save_for_backward(x_hat, np.hypot(np.ldexp(np.sqrt(var), e), sqrt_eps))  # (N, 1)
         return self._unflatten(x_hat * self.gamma + self.beta)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` (gamma, beta), returns ``dL/dx``."""

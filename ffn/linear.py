@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ffn import _validate as check
-from ffn._layer import Layer, or_zero, quiet
+from ffn._layer import Layer, forward_pass, one_thread, or_zero, quiet
 from ffn._validate import FloatArray
 
 
@@ -31,6 +31,7 @@ class Linear(Layer):
         super().__init__(check.shared_dtype(w), self.in_features, self.out_features,
                          "in_features", w)
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = x @ W + b`` for ``x`` of shape ``(..., in_features)``."""
@@ -38,6 +39,7 @@ class Linear(Layer):
         self._save_for_backward(x)
         return self._unflatten(x @ self.W + or_zero(self.b))  # (..., out_features)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` (W, b) and returns ``dL/dx``."""

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 
 from ffn import _validate as check
 from ffn.counting import (
+    _flops,
+    _llama_d_ff,
+    _parameters,
     count_attention_parameters,
-    count_flops,
-    count_parameters,
     llama_d_ff,
 )
-from ffn.moe import count_moe_flops, count_moe_parameters
+from ffn.moe import _moe_flops, _moe_parameters, check_top_k
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class ModelDims:
             raise ValueError(f"n_experts and top_k go together, got {self.n_experts} and "
                              f"{self.top_k}")
         if self.n_experts is not None:
-            count_moe_parameters(self.d_model, 1, self.n_experts, self.top_k)  # checks them
+            check_top_k(self.top_k, self.n_experts)
         elif self.shared_d_ff or self.shared_gate or self.dense_layers:
             raise ValueError("shared_d_ff, shared_gate and dense_layers describe a mixture of "
                              "experts: give n_experts and top_k")
@@ -120,7 +121,8 @@ class ModelDims:
         ``multiple_of`` and ``ffn_dim_multiplier``."""
         if self.d_ff is not None:
             return self.d_ff
-        return llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
+        m = self.ffn_dim_multiplier  # checked in __post_init__; a float, as llama_d_ff makes it
+        return _llama_d_ff(self.d_model, self.multiple_of, None if m is None else float(m))
 
     @property
     def moe_layers(self) -> int:
@@ -137,18 +139,17 @@ class ModelDims:
     def ffn_parameters_per_layer(self, active: bool = False) -> int:
         """Parameters of one layer's FFN, or of one MoE layer's experts, router and shared experts
         (``active``: those a token uses)."""
-        if self.n_experts is None:
-            return count_parameters(self.d_model, self.resolved_d_ff, bias=self.bias,
-                                    gated=self.gated)
+        if self.n_experts is None or self.top_k is None:
+            return _parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
         router_bias = self.n_experts if self.router_bias else 0  # every token uses the router
-        return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts,
-                                    self.top_k if active else None, self.bias,
-                                    self.gated) + self.shared_parameters() + router_bias
+        used = self.top_k if active else self.n_experts
+        return _moe_parameters(self.n_experts, used, self.d_model, self.resolved_d_ff, self.bias,
+                               self.gated) + self.shared_parameters() + router_bias
 
     def shared_parameters(self) -> int:
         """Parameters of one MoE layer's shared experts and their gate, which every token uses
         (0 without any)."""
-        shared = count_parameters(self.d_model, self.shared_d_ff, self.bias, self.gated) if (
+        shared = _parameters(self.d_model, self.shared_d_ff, self.bias, self.gated) if (
             self.shared_d_ff) else 0
         gate = self.d_model if self.shared_gate else 0  # (d_model, 1)
         return shared + gate
@@ -157,7 +158,7 @@ class ModelDims:
         """Parameters of the FFN of one of the leading dense layers (0 without any)."""
         if self.dense_d_ff is None:
             return 0
-        return count_parameters(self.d_model, self.dense_d_ff, self.bias, self.gated)
+        return _parameters(self.d_model, self.dense_d_ff, self.bias, self.gated)
 
     def ffn_parameters(self, active: bool = False) -> int:
         """Parameters of all the model's FFNs (``active``: those one token uses)."""
@@ -207,20 +208,18 @@ class ModelDims:
 
     def ffn_flops_per_token(self, backward: bool = False) -> int:
         """FLOPs of all the model's FFN matrix products for one token (``backward``: training)."""
+        backward = check.boolean(backward, "backward")
         if self.n_experts is None or self.top_k is None:
-            per_layer = count_flops(self.d_model, self.resolved_d_ff, gated=self.gated,
-                                    backward=backward)
-        else:  # the router, top_k experts, and the shared experts and their gate
-            per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.n_experts,
-                                        self.top_k, gated=self.gated, backward=backward)
-            if self.shared_d_ff:
-                per_layer += count_flops(self.d_model, self.shared_d_ff, gated=self.gated,
-                                         backward=backward)
-            per_layer += (6 if backward else 2) * self.d_model * self.shared_gate
-        if self.n_experts is None:
-            return self.n_layers * per_layer
-        dense = 0 if self.dense_d_ff is None else (self.n_layers - self.moe_layers) * count_flops(
-            self.d_model, self.dense_d_ff, gated=self.gated, backward=backward)
+            return self.n_layers * _flops(self.d_model, self.resolved_d_ff, 1, self.gated,
+                                          backward)
+        # the router, top_k experts, and the shared experts and their gate
+        per_layer = _moe_flops(self.n_experts, self.top_k, self.d_model, self.resolved_d_ff, 1,
+                               self.gated, backward)
+        if self.shared_d_ff:
+            per_layer += _flops(self.d_model, self.shared_d_ff, 1, self.gated, backward)
+        per_layer += (6 if backward else 2) * self.d_model * self.shared_gate
+        dense = 0 if self.dense_d_ff is None else (self.n_layers - self.moe_layers) * _flops(
+            self.d_model, self.dense_d_ff, 1, self.gated, backward)
         return dense + self.moe_layers * per_layer
 
 

@@ -14,9 +14,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet, random_weights, readonly_copy
+from ffn._layer import Layer, forward_pass, one_thread, quiet, random_weights, readonly_copy
 from ffn._validate import FloatArray
-from ffn.counting import count_flops, count_parameters
+from ffn.counting import _block_args, _flop_args, _flops, _parameters
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 
@@ -91,37 +91,23 @@ class MixtureOfExperts(Layer):
     _caller = "moe"
     router: FloatArray  # (d_model, n_experts), a read-only copy
     bias: FloatArray | None  # (n_experts,), a read-only copy: only for choosing
+    experts: tuple[Expert, ...]
+    shared_experts: tuple[Expert, ...]
 
     def __init__(self, router: object, experts: Sequence[Expert], top_k: int = 2,
                  normalize: bool = True, *, score: str = "softmax", bias: object = None,
                  n_groups: int = 1, top_groups: int = 1, scale: float = 1.0,
                  shared_experts: Sequence[Expert] = ()) -> None:
-        _blocks(experts, "experts", non_empty=True)
-        for i, e in enumerate(experts):
-            for what, mine, first in (("kind", _kind(e), _kind(experts[0])),
-                                      ("d_model", e.d_model, experts[0].d_model),
-                                      ("d_ff", e.d_ff, experts[0].d_ff),
-                                      ("dtype", e.dtype, experts[0].dtype)):
-                if mine != first:
-                    error = TypeError if what == "dtype" else ValueError
-                    raise error(f"experts must share one {what}: experts[0] has {first}, "
-                                f"experts[{i}] has {mine}")
-        w, size = check.params({"router": router}, {"router": "d_model n_experts"},
-                               known={"d_model": experts[0].d_model, "n_experts": len(experts)})
-        if (r := w["router"]) is not None and r.dtype != experts[0].dtype:
-            raise TypeError(f"router has dtype {r.dtype} but the experts {experts[0].dtype}")
-        super().__init__(experts[0].dtype, size["d_model"], size["d_model"], "d_model", w)
-        self.experts: tuple[Expert, ...] = tuple(experts)
-        self.d_model, self.d_ff, self.n_experts = size["d_model"], experts[0].d_ff, len(experts)
-        self.top_k = check_top_k(top_k, self.n_experts)  # 1 <= top_k <= n_experts
-        self.normalize = check.boolean(normalize, "normalize")
-        self.score = check.choice(score, "score", SCORES)
-        self.bias = _choice_bias(bias, self.n_experts, self.dtype)
-        self.n_groups, self.top_groups = _groups(n_groups, top_groups, self.n_experts,
-                                                 self.top_k)
-        self.scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
-        self.shared_experts: tuple[Expert, ...] = _shared(shared_experts, self.d_model,
-                                                          self.dtype)
+        (router, experts, top_k, normalize, score, bias, n_groups, top_groups, scale,
+         shared_experts) = _checked(router, experts, top_k, normalize, score, bias, n_groups,
+                                    top_groups, scale, shared_experts)
+        d_model = experts[0].d_model
+        super().__init__(experts[0].dtype, d_model, d_model, "d_model", {"router": router})
+        self.experts, self.shared_experts = experts, shared_experts
+        self.d_model, self.d_ff, self.n_experts = d_model, experts[0].d_ff, len(experts)
+        self.top_k, self.normalize, self.score, self.scale = top_k, normalize, score, scale
+        self.bias = bias
+        self.n_groups, self.top_groups = n_groups, top_groups
 
     @classmethod
     def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 2,
@@ -155,7 +141,8 @@ class MixtureOfExperts(Layer):
         # + 0 * p keeps p's NaN: a softmax row with a NaN or inf logit is NaN throughout.
         choice = logits + 0.0 * p if self.bias is None else p + self.bias  # (N, n_experts)
         if self.n_groups > 1:
-            grouped = choice.reshape(len(x), self.n_groups, -1)  # (N, n_groups, group size)
+            size = self.n_experts // self.n_groups  # not -1: N may be 0
+            grouped = choice.reshape(len(x), self.n_groups, size)  # (N, n_groups, size)
             two = np.argsort(-grouped, axis=-1, kind="stable")[..., :2]  # (N, n_groups, 2)
             if self.bias is None:  # log(p_a + p_b) of the two best: sums that cannot underflow
                 best = np.take_along_axis(log_p.reshape(grouped.shape), two, axis=-1)
@@ -165,7 +152,7 @@ class MixtureOfExperts(Layer):
             kept = np.argsort(-group_score, axis=-1, kind="stable")[:, :self.top_groups]
             mask = np.zeros(group_score.shape, dtype=bool)  # (N, n_groups)
             np.put_along_axis(mask, kept, True, axis=-1)
-            choice = np.where(mask[..., None], grouped, -np.inf).reshape(len(x), -1)
+            choice = np.where(mask[..., None], grouped, -np.inf).reshape(len(x), self.n_experts)
         chosen = np.argsort(-choice, axis=-1, kind="stable")[:, :self.top_k]  # (N, top_k)
         if self.normalize:  # p / sum(p) over the chosen, as a softmax of their log p
             share = _softmax(np.take_along_axis(log_p, chosen, axis=-1))  # (N, top_k)
@@ -185,6 +172,7 @@ class MixtureOfExperts(Layer):
         return (p.reshape(*lead, self.n_experts), chosen.reshape(*lead, self.top_k),
                 (self.scale * share).reshape(*lead, self.top_k))
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``sum_j weight_j * expert_{chosen_j}(x) + sum_s shared_s(x)``, x ``(..., d_model)``."""
@@ -201,6 +189,7 @@ class MixtureOfExperts(Layer):
         self._save_for_backward(x, p, chosen, share)
         return self._unflatten(y)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
@@ -269,11 +258,7 @@ class MixtureOfExperts(Layer):
         first divided by their sum in each row (DeepSeek-V3's Equation 19). A ValueError
         for ``x`` without rows: the means are undefined.
         """
-        x = check.layer_input(x, self._dtype, self.d_model, "d_model")
-        if x.size == 0:
-            raise ValueError(f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
-                             "over rows, is undefined")
-        x = x.reshape(-1, self.d_model)  # (N, d_model)
+        x = self._rows_with_a_mean(x)  # (N, d_model), N > 0
         p, chosen, _ = self._route(x)  # (N, n_experts), (N, top_k)
         if self.score == "sigmoid":  # p / sum(p), as a softmax of log p: no 0 / 0
             p = _softmax(self._log_scores(x @ self.router))  # (N, n_experts), rows sum to 1
@@ -287,11 +272,8 @@ class MixtureOfExperts(Layer):
         The shares ``f_i`` are step functions of the router: the gradient flows through the
         mean scores ``P_i`` alone, ``dL/dP_i = n_experts * f_i``.
         """
-        x = check.layer_input(x, self._dtype, self.d_model, "d_model").reshape(-1, self.d_model)
+        x = self._rows_with_a_mean(x)  # (N, d_model), N > 0
         p, chosen, _ = self._route(x)  # (N, n_experts), (N, top_k)
-        if len(x) == 0:
-            raise ValueError(f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
-                             "over rows, is undefined")
         f = np.bincount(chosen.ravel(), minlength=self.n_experts) / len(x)  # (n_experts,)
         g = self.n_experts * f / len(x)  # dL/dq for each row's scores q: (n_experts,)
         if self.score == "softmax":  # q = p
@@ -301,6 +283,14 @@ class MixtureOfExperts(Layer):
             dlogits = q * (g - np.sum(g * q, axis=-1, keepdims=True)) * (1.0 - p)
         grad: FloatArray = x.T @ dlogits  # (d_model, n_experts)
         return grad
+
+    def _rows_with_a_mean(self, x: object) -> FloatArray:
+        """``x`` ``(..., d_model)`` checked, as rows ``(N, d_model)``; a ValueError if N = 0."""
+        x = check.layer_input(x, self._dtype, self.d_model, "d_model")
+        if x.size == 0:
+            raise ValueError(f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
+                             "over rows, is undefined")
+        return x.reshape(-1, self.d_model)
 
     def dispatch(self, x: object, capacity_factor: float = 1.0) -> Dispatch:
         """What a capacity of ``ceil(capacity_factor * N * top_k / n_experts)`` per expert drops.
@@ -340,6 +330,42 @@ def ran_grads(expert: Expert, ran: bool) -> dict[str, FloatArray | None]:
         return expert.grads
     return {name: None if w is None else np.zeros_like(w)
             for name, w in expert.named_parameters().items()}
+
+
+# MixtureOfExperts' argument checks: __init__ calls _checked, which calls the four below it.
+
+
+def _checked(router: object, experts: object, top_k: object, normalize: object, score: object,
+             bias: object, n_groups: object, top_groups: object, scale: object,
+             shared_experts: object) -> tuple[FloatArray, tuple[Expert, ...], int, bool, str,
+                                              FloatArray | None, int, int, float,
+                                              tuple[Expert, ...]]:
+    """``MixtureOfExperts``' arguments checked in their order, and normalised: ``router`` an
+    array and ``bias`` a read-only copy (or None), both of the experts' dtype."""
+    experts = tuple(_blocks(experts, "experts", non_empty=True))
+    first = experts[0]
+    for i, e in enumerate(experts):
+        for what, mine, theirs in (("kind", _kind(e), _kind(first)),
+                                   ("d_model", e.d_model, first.d_model),
+                                   ("d_ff", e.d_ff, first.d_ff), ("dtype", e.dtype, first.dtype)):
+            if mine != theirs:
+                error = TypeError if what == "dtype" else ValueError
+                raise error(f"experts must share one {what}: experts[0] has {theirs}, "
+                            f"experts[{i}] has {mine}")
+    w = check.params({"router": router}, {"router": "d_model n_experts"},
+                     known={"d_model": first.d_model, "n_experts": len(experts)})[0]
+    if (r := w["router"]) is None or r.dtype != first.dtype:
+        raise TypeError(f"router has dtype {None if r is None else r.dtype} but the experts "
+                        f"{first.dtype}")
+    top_k = check_top_k(top_k, len(experts))
+    normalize = check.boolean(normalize, "normalize")
+    score = check.choice(score, "score", SCORES)
+    choice_bias = _choice_bias(bias, len(experts), first.dtype)
+    n_groups, top_groups = _groups(n_groups, top_groups, len(experts), top_k)
+    scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
+    shared = _shared(shared_experts, first.d_model, first.dtype)
+    return (r, experts, top_k, normalize, score, choice_bias, n_groups, top_groups, scale,
+            shared)
 
 
 def _choice_bias(bias: object, n_experts: int, dtype: np.dtype[Any]) -> FloatArray | None:
@@ -403,13 +429,26 @@ def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | N
     """Parameters of ``n_experts`` blocks and router (``top_k <= n_experts``: a token's)."""
     n_experts = check.positive_int(n_experts, "n_experts")
     used = n_experts if top_k is None else check_top_k(top_k, n_experts)
-    return used * count_parameters(d_model, d_ff, bias, gated) + d_model * n_experts
+    return _moe_parameters(n_experts, used, *_block_args(d_model, d_ff, bias, gated))
+
+
+def _moe_parameters(n_experts: int, used: int, d_model: int, d_ff: int, bias: bool,
+                    gated: bool) -> int:
+    """``count_moe_parameters`` of checked arguments, ``used`` experts counted."""
+    return used * _parameters(d_model, d_ff, bias, gated) + d_model * n_experts  # and the router
 
 
 def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
                     gated: bool = False, backward: bool = False) -> int:
     """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
-    top_k = check_top_k(top_k, check.positive_int(n_experts, "n_experts"))
-    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)
-    router = 2 * n_tokens * d_model * n_experts  # d_model, n_tokens checked by count_flops
+    n_experts = check.positive_int(n_experts, "n_experts")
+    top_k = check_top_k(top_k, n_experts)
+    return _moe_flops(n_experts, top_k, *_flop_args(d_model, d_ff, n_tokens, gated, backward))
+
+
+def _moe_flops(n_experts: int, top_k: int, d_model: int, d_ff: int, n_tokens: int, gated: bool,
+               backward: bool) -> int:
+    """``count_moe_flops`` of checked arguments."""
+    experts = top_k * _flops(d_model, d_ff, n_tokens, gated, backward)
+    router = 2 * n_tokens * d_model * n_experts
     return experts + (3 * router if backward else router)

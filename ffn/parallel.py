@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ffn._layer import Layer, quiet
+from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.feedforward import FeedForward
 from ffn.gated import GatedFeedForward
@@ -84,6 +84,7 @@ class ParallelBlock(Layer):
         return {f"{name}.{k}": p for name, part in self._parts().items()
                 for k, p in part.named_parameters().items()}
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``x + attn(LN(x)) + FFN(LN(x))`` (``FFN(LN2(x))`` with ``ffn_norm``)."""
@@ -98,6 +99,7 @@ class ParallelBlock(Layer):
         x_ffn = x_norm if self.ffn_norm is None else self.ffn_norm(x)  # (N, d_model)
         return x + self.attention(x_norm) + self.block(x_ffn)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets every part's ``grads``, returns ``dL/dx``."""

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet
+from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.layernorm import power_of_two_rows
 
@@ -50,6 +50,7 @@ class RMSNorm(Layer):
         super().__init__(resolved, d_model, d_model, "d_model", {"gamma": weight})
         self.d_model = d_model
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """Normalise every row of ``x``, of shape ``(..., d_model)``."""
@@ -68,6 +69,7 @@ class RMSNorm(Layer):
         self._save_for_backward(x_hat, rms)
         return self._unflatten(x_hat * self.gamma)  # (..., d_model)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` (gamma), returns ``dL/dx``."""

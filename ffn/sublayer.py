@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ffn import _validate as check
-from ffn._layer import Layer, quiet
+from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.feedforward import FeedForward
 from ffn.gated import GatedFeedForward
@@ -74,6 +74,7 @@ class Sublayer(Layer):
         saved = self._saved_tensors  # (x,), or (x, keep) from a pass with dropout
         return saved[1] != 0 if len(saved) == 2 else None
 
+    @forward_pass
     @quiet
     def forward(self, x: object, training: bool = False) -> FloatArray:
         """``x + FFN(LN(x))`` (pre) or ``LN(x + FFN(x))`` (post), for ``(..., d_model)``."""
@@ -101,6 +102,7 @@ class Sublayer(Layer):
     def _drop(f: FloatArray, keep: FloatArray | None) -> FloatArray:  # dropout, if any
         return f if keep is None else f * keep
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets the block's and norm's ``grads``, returns dL/dx."""

@@ -285,3 +285,23 @@ def test_seeds_are_checked_by_name_everywhere(seed: object, error: type, message
                  lambda: ffn.GatedFeedForward.random(D, F, seed=seed)):  # type: ignore[arg-type]
         with pytest.raises(error, match=message):
             call()
+
+
+def layer_classes(cls: type = ffn._layer.Layer) -> list[type]:
+    """Every subclass of ``Layer`` that ffn defines, at any depth."""
+    found = [sub for sub in cls.__subclasses__() if sub.__module__.startswith("ffn.")]
+    return found + [deeper for sub in found for deeper in layer_classes(sub)]
+
+
+def test_every_layer_marks_its_passes() -> None:
+    # The thread guard is written at each method (see ffn/_layer.py): a forward, backward or
+    # forward_trace left without it would let a second thread in. This reads the marks; the
+    # test above tries the behaviour on the layers it builds.
+    classes = layer_classes()
+    assert {"FeedForward", "MixtureOfExperts", "GroupedExperts", "ClampedSwiGLU"} <= {
+        c.__name__ for c in classes}
+    wrong = [f"{c.__module__}.{c.__name__}.{name}: @{want}" for c in classes
+             for name, want in (("forward", "forward_pass"), ("backward", "one_thread"),
+                                ("forward_trace", "one_thread"))
+             if name in vars(c) and getattr(vars(c)[name], "guard", None) != want]
+    assert not wrong, f"mark each as shown: {wrong}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import html
+import math
 import re
 from pathlib import Path
 
@@ -97,3 +98,43 @@ def test_diagrams_are_on_pages_and_their_alt_text_numbers_are_drawn() -> None:
             assert len(alt) > 40, f"{stem}: alt text too short"
             missing = _numbers(alt) - drawn
             assert not missing, f"{stem}: alt text numbers {sorted(missing)} are not in the figure"
+
+
+# --- the prefill figure (scripts/figures/roofline.py) -----------------------------------------
+
+def _gpt_oss_served_bytes(tokens_experts: int, tokens: int) -> int:
+    """gpt-oss-120b's FFN bytes for ``tokens`` tokens reading ``tokens_experts`` experts a layer,
+    counted from the checkpoint's layout (gpt-oss weights.py): each expert matrix stored as
+    MXFP4, 16 bytes of packed 4-bit codes and 1 scale byte per 32 weights; the expert biases,
+    the router's weight and bias and each token's x and y in bfloat16 (2 bytes)."""
+    d, f, n_experts, layers = 2880, 2880, 128, 36
+    weights = d * 2 * f + f * d  # mlp1_weight (W and V) and mlp2_weight, per expert
+    assert weights % 32 == 0
+    mxfp4 = weights // 32 * (16 + 1)
+    biases = 2 * (2 * f + d)  # mlp1_bias and mlp2_bias
+    router = 2 * (d + 1) * n_experts  # gate.weight and gate.bias
+    return layers * (router + tokens_experts * (mxfp4 + biases) + 2 * 2 * d * tokens)
+
+
+def test_prefill_figure_counts_gpt_oss_as_served_bytes() -> None:
+    from scripts.figures import roofline
+
+    oss = roofline.ffn.get_model("gpt-oss-120b")
+    # 1 token reads its 4 experts; 8192 tokens read all 128 (experts_read gives 128.0 there)
+    for tokens, experts in ((1, 4), (8192, 128)):
+        expected = roofline.decode_flops(oss, tokens) / _gpt_oss_served_bytes(experts, tokens)
+        # rel 1e-12: the page's count subtracts floats (bfloat16 bytes less MXFP4's saving)
+        assert math.isclose(roofline.served_intensity(oss, tokens), expected, rel_tol=1e-12)
+
+
+def test_prefill_figure_crossover_counts_up_to_critical_batch() -> None:
+    from scripts.figures import roofline
+
+    oss, gpu = roofline.ffn.get_model("gpt-oss-120b"), roofline.H100_SXM
+    walked = roofline.first_reaching(lambda n: roofline.arithmetic_intensity(oss, n),
+                                     gpu.ridge_point)
+    assert walked == roofline.critical_batch(oss, gpu)  # ffn's bisection, another search
+    served = roofline.first_reaching(lambda n: roofline.served_intensity(oss, n),
+                                     gpu.ridge_point)
+    assert roofline.served_intensity(oss, served - 1) < gpu.ridge_point
+    assert roofline.served_intensity(oss, served) >= gpu.ridge_point

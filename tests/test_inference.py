@@ -120,6 +120,17 @@ def test_a_deepseek_style_step_reads_dense_layers_and_shared_experts_too() -> No
         dense_layer + 2 * moe_layer, rel=1e-12)
 
 
+@pytest.mark.parametrize("model", [*ffn.models.ALL_MODELS, *ffn.models.RECENT_MOE_MODELS],
+                         ids=lambda m: m.name)
+def test_one_token_reads_the_ffn_weights_it_uses(model: ffn.ModelDims) -> None:
+    """At batch 1 a token reads exactly its active FFN parameters (top_k experts of each MoE
+    layer, the router and its bias, shared experts, every dense FFN, Llama 4's interleaved
+    ones too) and its x and y in each layer: counted by ModelDims, which is checked against
+    transformers' models part by part (tests/test_models*.py)."""
+    expected = 2 * (model.ffn_parameters(active=True) + model.n_layers * 2 * model.d_model)
+    assert decode_bytes(model, 1, bytes_per_value=2) == expected
+
+
 @pytest.mark.parametrize("fmt", ["mxfp4", "nvfp4"])
 def test_a_4_bit_step_moves_the_bytes_of_the_quantized_matrices(fmt: str) -> None:
     """Issue 35: the weights of a step in MXFP4 or NVFP4 are the bytes ffn.fp4 stores for W1 and

@@ -263,22 +263,30 @@ def test_wrong_width_and_backward_misuse() -> None:
         moe.backward(np.ones((3, D_MODEL)))
 
 
+@pytest.mark.parametrize("groups", [1, 2])
 @pytest.mark.parametrize("lead", [(0,), (2, 0)])
-def test_an_empty_batch_routes_and_dispatches_like_forward(lead: tuple[int, ...]) -> None:
+def test_an_empty_batch_routes_and_dispatches_like_forward(lead: tuple[int, ...],
+                                                           groups: int) -> None:
     # Issue 26: route, dispatch and load_balancing_loss raised numpy's reshape error on
-    # (0, d_model) while forward worked. Now route and dispatch give the empty results.
-    moe = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, top_k=2)
+    # (0, d_model) while forward worked. Now route and dispatch give the empty results; with
+    # groups too (reshaping 0 rows to (0, n_groups, -1) was numpy's error as well).
+    n_experts = 4  # 2 groups of 2
+    random = ffn.MixtureOfExperts.random(D_MODEL, D_FF, n_experts, top_k=2)
+    moe = ffn.MixtureOfExperts(random.router, list(random.experts), 2, n_groups=groups)
     x = np.ones((*lead, D_MODEL))
     assert moe(x).shape == x.shape and moe.backward(np.ones_like(x)).shape == x.shape
     p, chosen, weights = moe.route(x)
-    assert p.shape == (*lead, N_EXPERTS) and chosen.shape == weights.shape == (*lead, 2)
+    assert p.shape == (*lead, n_experts) and chosen.shape == weights.shape == (*lead, 2)
     assert chosen.dtype == moe.route(np.ones(D_MODEL))[1].dtype and p.dtype == np.float64
     capacity, assigned, kept, dropped = moe.dispatch(x)
     assert (capacity, dropped) == (0, 0)
-    assert assigned.tolist() == kept.tolist() == [0] * N_EXPERTS
+    assert assigned.tolist() == kept.tolist() == [0] * n_experts
     with raises(ValueError, f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
                 "over rows, is undefined"):
         moe.load_balancing_loss(x)
+    with raises(ValueError, f"x has no rows (shape {x.shape}): the load-balancing loss, a mean "
+                "over rows, is undefined"):
+        moe.load_balancing_grad(x)
 
 
 @pytest.mark.parametrize(("factor", "exception", "message"), [

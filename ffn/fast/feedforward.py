@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ffn import feedforward as reference
-from ffn._layer import quiet
+from ffn._layer import forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.fast.kernels import BLOCK_ELEMENTS, for_each_block, get_activation, work_arrays
 
@@ -54,6 +54,7 @@ class FeedForward(reference.FeedForward):
 
     _spare: tuple[FloatArray, FloatArray] | None = None  # x @ W1 and h, for the next pass
 
+    @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
         """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
@@ -97,6 +98,7 @@ class FeedForward(reference.FeedForward):
         """Rows of the hidden layer per block of elementwise work."""
         return max(1, BLOCK_ELEMENTS // self.d_ff)
 
+    @one_thread
     def forward_trace(self, x: object) -> reference.FeedForwardTrace:
         """Like ``forward``, but return every intermediate array."""
         y = self.forward(x)
@@ -107,6 +109,7 @@ class FeedForward(reference.FeedForward):
         x_v, h_pre_v, h_v = self._saved_views(x2, h_pre, h)
         return reference.FeedForwardTrace(x=x_v, h_pre=h_pre_v, h=h_v, y=y)
 
+    @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""

@@ -1,15 +1,29 @@
-"""Figure of docs/inference.md: the H100's roofline, and where the FFNs' decode steps sit on it.
+"""Figures of docs/inference.md: the H100's roofline, where the FFNs' decode steps sit on it,
+and gpt-oss-120b's prefill against the ridge point.
 
-The numbers are the page's: ffn.inference on the same models, bfloat16 (2 bytes a value).
+The numbers are the page's: ffn.inference on the same models, bfloat16 (2 bytes a value), and
+gpt-oss-120b also as served, its expert matrices in MXFP4 (17/32 of a byte), composed as the
+page composes it.
 """
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
 
 import numpy as np
 from matplotlib.figure import Figure
 
 import ffn
-from ffn.inference import H100_SXM, arithmetic_intensity, critical_batch
+from ffn.inference import (
+    BYTES_PER_VALUE,
+    H100_SXM,
+    arithmetic_intensity,
+    critical_batch,
+    decode_bytes,
+    decode_flops,
+    experts_read,
+)
 
 
 def models() -> tuple[ffn.ModelDims, ...]:
@@ -63,4 +77,75 @@ def roofline() -> Figure:
     return fig
 
 
-FIGURES = {"roofline": roofline}
+def served_intensity(model: ffn.ModelDims, tokens: int) -> float:
+    """FFN FLOPs per byte for ``tokens`` tokens with the routed experts' matrices in MXFP4 and
+    every other value in bfloat16: the bfloat16 bytes less what MXFP4 saves on those read."""
+    matrices = 3 * model.d_model * model.resolved_d_ff  # one expert's W, V and W2
+    saved = BYTES_PER_VALUE["bfloat16"] - BYTES_PER_VALUE["mxfp4"]
+    assert model.n_experts is not None and model.top_k is not None  # a mixture of experts
+    read = experts_read(model.n_experts, model.top_k, tokens)
+    moved = decode_bytes(model, tokens) - model.moe_layers * read * matrices * saved
+    return decode_flops(model, tokens) / moved
+
+
+def first_reaching(intensity: Callable[[int], float], ridge: float) -> int:
+    """The smallest number of tokens whose intensity reaches ``ridge``, counting up."""
+    return next(n for n in itertools.count(1) if intensity(n) >= ridge)
+
+
+def prefill() -> Figure:
+    """Left: gpt-oss-120b's FFN intensity against the prompt length, in bfloat16 and as
+    served, crossing the ridge point. Right: the experts a prefill touches per layer."""
+    gpu, oss = H100_SXM, ffn.get_model("gpt-oss-120b")
+    assert oss.n_experts is not None and oss.top_k is not None
+    n_experts, top_k = oss.n_experts, oss.top_k
+    ridge = gpu.ridge_point
+    fig = Figure(figsize=(9.6, 3.8))
+    left, right = fig.subplots(1, 2)
+    fg = left.xaxis.label.get_color()
+    tokens = np.unique(np.logspace(0, 15, 160, base=2).astype(int))  # 1 to 32768
+    curves = (("bfloat16", lambda n: arithmetic_intensity(oss, n), "C1", "o", (6, -14)),
+              ("as served: experts in MXFP4", lambda n: served_intensity(oss, n), "C2", "s",
+               (-62, 7)))  # its label above the ridge line, left of the bfloat16 one's
+    for label, intensity, color, marker, offset in curves:
+        left.plot(tokens, [intensity(int(n)) for n in tokens], color=color, label=label)
+        n = first_reaching(intensity, ridge)
+        left.plot([n], [intensity(n)], marker, color=fg, fillstyle="none")
+        left.annotate(f"N = {n:,}", (n, ridge), xytext=offset, textcoords="offset points",
+                      fontsize=9)
+    left.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
+    left.text(1.3, ridge / 1.8, f"ridge point {ridge:.0f} FLOPs/byte", fontsize=9)
+    ticks = [8 ** k for k in range(6)]  # 1 to 32768, the range drawn
+    for axes in (left, right):
+        axes.set_xscale("log", base=2)
+        axes.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    left.set_yscale("log")
+    left.set_xlabel("prompt tokens N (one prefill)")
+    left.set_ylabel("FFN FLOPs per byte")
+    left.set_title(f"{oss.name} on one {gpu.name}", fontsize=10)
+    left.legend(fontsize=9, loc="upper left")
+
+    touched = [experts_read(n_experts, top_k, int(n)) for n in tokens]
+    right.plot(tokens, touched, color="C3")
+    right.axhline(n_experts, color=fg, linestyle=":", linewidth=1.0)
+    right.text(1.3, n_experts * 1.04, f"all {n_experts} experts", fontsize=9)
+    at_one = experts_read(n_experts, top_k, 1)
+    right.plot([1], [at_one], "o", color=fg, fillstyle="none")
+    right.annotate(f"{at_one:.0f} at N = 1", (1, at_one), xytext=(8, -4),
+                   textcoords="offset points", fontsize=9)
+    nearly = next(n for n in itertools.count(1)
+                  if n_experts - experts_read(n_experts, top_k, n) < 1)
+    at_nearly = experts_read(n_experts, top_k, nearly)
+    right.plot([nearly], [at_nearly], "s", color=fg, fillstyle="none")
+    right.annotate(f"{int(at_nearly)} of {n_experts} by N = {nearly}", (nearly, at_nearly),
+                   xytext=(8, -22), textcoords="offset points", fontsize=9)
+    right.set_ylim(0, n_experts * 1.15)
+    right.set_xlabel("prompt tokens N (one prefill)")
+    right.set_ylabel("experts touched per layer")
+    right.set_title(f"expected, {top_k} of {n_experts} per token, even random routing",
+                    fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+FIGURES = {"roofline": roofline, "prefill": prefill}
