@@ -41,7 +41,7 @@ N = 1000  # generated inputs per function
 SETTINGS = settings(database=None, deadline=None, max_examples=N, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 EPS = 2.0**-52
-EVERY_MODEL = PRESETS  # every model ffn.get_model knows
+EVERY_MODEL = PRESETS  # every model ffn.get_model knows, the 2025 ones among them
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +105,19 @@ def model_dims(draw: st.DrawFn) -> ModelDims:
         if draw(st.booleans()):
             moe["dense_layers"] = draw(st.integers(1, n_layers))
             moe["dense_d_ff"] = draw(st.integers(1, 2**16))
+            moe["moe_every"] = draw(st.integers(1, 4))  # dense FFNs between (Llama 4 Maverick)
+        moe["router_bias"] = draw(st.booleans())  # gpt-oss
+    n_attention = draw(st.none() | st.integers(1, 400))
+    linear: dict[str, object] = {}
+    if draw(st.booleans()):  # linear-attention sublayers among them (Qwen3-Next)
+        linear = {"n_linear_attention": draw(st.integers(1, n_attention or n_layers)),
+                  "linear_attention_per_layer": draw(st.integers(1, 10**10))}
     return ModelDims(
         "generated", d_model, n_layers=n_layers, gated=draw(st.booleans()),
         bias=draw(st.booleans()), source="hypothesis",
-        n_attention=draw(st.none() | st.integers(1, 400)),
-        kv_dim=draw(st.none() | st.integers(1, d_model)),
+        n_attention=n_attention, kv_dim=draw(st.none() | st.integers(1, d_model)),
         attention_per_layer=draw(st.none() | st.integers(1, 10**10)),
-        **width, **moe)  # type: ignore[arg-type]
+        **width, **moe, **linear)  # type: ignore[arg-type]
 
 
 @SETTINGS

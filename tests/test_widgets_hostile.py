@@ -32,6 +32,7 @@ import pytest
 
 import ffn
 from ffn.activations import FUNCTIONS
+from ffn.models import RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_NAMES, expected_size
 from widgets.router import data as widget_router
@@ -283,7 +284,11 @@ SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention"
          "ffnDimMultiplier": "ffn_dim_multiplier", "sharedDff": "shared_d_ff",
          "sharedGate": "shared_gate", "denseLayers": "dense_layers", "denseDff": "dense_d_ff",
          "attentionPerLayer": "attention_per_layer", "gated": "gated", "bias": "bias",
-         "name": "name"}
+         "name": "name", "routerBias": "router_bias", "moeEvery": "moe_every",
+         "nLinearAttention": "n_linear_attention",
+         "linearAttentionPerLayer": "linear_attention_per_layer"}
+OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
+NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
 
 
 def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
@@ -345,7 +350,31 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("rule, width zero", LLAMA3, {"dModel": 1, "ffnDimMultiplier": 0.1,
                                                "kvDim": None}, "ffn_dim_multiplier"),
         dims_case("rule, 400-digit d_model", LLAMA3, {"dModel": 10**400}, "ffn_dim_multiplier"),
+        # the fields of the 2025 models: router_bias, moe_every, linear attention
+        dims_case("router_bias 1", OSS, {"routerBias": 1}, "router_bias"),
+        dims_case("router_bias without experts", GPT2, {"routerBias": True}, "router_bias"),
+        dims_case("moe_every 0", MAVERICK, {"moeEvery": 0}, "moe_every"),
+        dims_case("moe_every 2.0", MAVERICK, {"moeEvery": 2.0}, "moe_every"),
+        dims_case("moe_every without experts", GPT2, {"moeEvery": 2}, "moe_every"),
+        dims_case("moe_every without dense_d_ff", OSS, {"moeEvery": 2}, "moe_every"),
+        dims_case("n_linear_attention -1", NEXT, {"nLinearAttention": -1},
+                  "n_linear_attention"),
+        dims_case("n_linear_attention beyond the sublayers", NEXT, {"nLinearAttention": 49},
+                  "n_linear_attention"),
+        dims_case("n_linear_attention without its count", NEXT,
+                  {"linearAttentionPerLayer": None}, "linear_attention_per_layer"),
+        dims_case("linear_attention_per_layer without n_linear_attention", NEXT,
+                  {"nLinearAttention": 0}, "n_linear_attention"),
+        dims_case("linear_attention_per_layer 0", NEXT, {"linearAttentionPerLayer": 0},
+                  "linear_attention_per_layer"),
+        dims_case("linear_attention_per_layer str", NEXT, {"linearAttentionPerLayer": "9"},
+                  "linear_attention_per_layer"),
+        dims_case("Maverick, MoE in every 3rd layer", MAVERICK, {"moeEvery": 3}),
+        dims_case("Maverick, every layer dense", MAVERICK, {"denseLayers": 48}),
+        dims_case("gpt-oss-120b, no router bias", OSS, {"routerBias": False}),
+        dims_case("Qwen3-Next, every sublayer linear", NEXT, {"nLinearAttention": 48}),
     ]
+    cases += [dims_case(m.name, m, {}) for m in RECENT_MOE_MODELS]
     return cases
 
 
@@ -685,7 +714,8 @@ NOT_HERE = {
     "sharedParameters": "through sizeModel", "denseFfnParameters": "through sizeModel",
     "ffnParameters": "through sizeModel", "attentionParameters": "through sizeModel",
     "ffnShare": "through sizeModel", "ffnFlopsPerToken": "through sizeModel",
-    "decodeBytes": "through sizeModel",
+    "decodeBytes": "through sizeModel", "moeLayers": "through sizeModel",
+    "attentionSublayers": "through modelDims and sizeModel",
 }
 
 

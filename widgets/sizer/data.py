@@ -8,10 +8,10 @@ tests/browser/test_widgets.py also compares with the page.
 from __future__ import annotations
 
 import ffn
-from ffn.models import ALL_MODELS, ModelDims
+from ffn.models import ALL_MODELS, RECENT_MOE_MODELS, ModelDims
 from widgets._shared import fallback
 
-PRESETS: tuple[ModelDims, ...] = ALL_MODELS
+PRESETS: tuple[ModelDims, ...] = (*ALL_MODELS, *RECENT_MOE_MODELS)
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
 
 BYTES_PER_WEIGHT = 2  # the fallback table's format, bfloat16; the widget offers 1, 2 and 4
@@ -25,7 +25,10 @@ def camel(model: ModelDims) -> dict[str, object]:
             "nExperts": model.n_experts, "topK": model.top_k, "multipleOf": model.multiple_of,
             "ffnDimMultiplier": model.ffn_dim_multiplier, "sharedDff": model.shared_d_ff,
             "sharedGate": model.shared_gate, "denseLayers": model.dense_layers,
-            "denseDff": model.dense_d_ff, "attentionPerLayer": model.attention_per_layer}
+            "denseDff": model.dense_d_ff, "attentionPerLayer": model.attention_per_layer,
+            "routerBias": model.router_bias, "moeEvery": model.moe_every,
+            "nLinearAttention": model.n_linear_attention,
+            "linearAttentionPerLayer": model.linear_attention_per_layer}
 
 
 def sizer_numbers(model: ModelDims, bytes_per_weight: int = BYTES_PER_WEIGHT) -> dict[str, str]:

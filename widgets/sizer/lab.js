@@ -88,7 +88,8 @@ const OPTIONAL = new Set(["dFf", "nAttention", "kvDim", "denseDff", "attentionPe
 const DEFAULTS = {name: "custom", dFf: null, nAttention: null, kvDim: null, nExperts: null,
                   topK: null, multipleOf: 256n, ffnDimMultiplier: null, sharedDff: 0n,
                   sharedGate: false, denseLayers: 0n, denseDff: null,
-                  attentionPerLayer: null};
+                  attentionPerLayer: null, routerBias: false, moeEvery: 1n,
+                  nLinearAttention: 0n, linearAttentionPerLayer: null};
 
 /** A model's dimensions checked as ffn.ModelDims checks them, in its order, with its
  * defaults (a field left out or undefined). `m` has the fields of ModelDims in camelCase
@@ -136,7 +137,47 @@ export function modelDims(m) {
     throw new RangeError(`${d.name}: multiple_of and ffn_dim_multiplier size a width by `
                          + `LLaMA's rule, but d_ff is given (${d.dFf})`);
   }
+  checkRouterBiasAndLayerMix(d);
   return d;
+}
+
+/** ModelDims._check_router_bias_and_layer_mix: the fields the models of 2025 need, checked
+ * after the others, as ffn checks them. */
+function checkRouterBiasAndLayerMix(d) {
+  checkBoolean(d.routerBias, "router_bias");
+  checkPositiveInt(d.moeEvery, "moe_every");
+  checkPositiveInt(d.nLinearAttention, "n_linear_attention", true);
+  if (d.linearAttentionPerLayer !== null) {
+    checkPositiveInt(d.linearAttentionPerLayer, "linear_attention_per_layer");
+  }
+  if (d.nExperts === null && (d.routerBias || d.moeEvery !== 1n)) {
+    throw new RangeError("router_bias and moe_every describe a mixture of experts: give "
+                         + "n_experts and top_k");
+  }
+  if (d.moeEvery !== 1n && d.denseDff === null) {
+    throw new RangeError("moe_every > 1 puts dense FFNs between the MoE layers: give "
+                         + "dense_d_ff (and dense_layers >= 1)");
+  }
+  if (Boolean(d.nLinearAttention) !== (d.linearAttentionPerLayer !== null)) {
+    throw new RangeError("n_linear_attention and linear_attention_per_layer go together, got "
+                         + `${d.nLinearAttention} and ${d.linearAttentionPerLayer}`);
+  }
+  if (d.nLinearAttention > attentionSublayers(d)) {
+    throw new RangeError(`n_linear_attention must be at most the ${attentionSublayers(d)} `
+                         + `attention sublayers, got ${d.nLinearAttention}`);
+  }
+}
+
+/** ModelDims.moe_layers: after the dense_layers, one MoE layer in every moe_every
+ * (len(range(dense_layers, n_layers, moe_every))); 0 without experts. */
+export function moeLayers(m) {
+  if (m.nExperts === null || m.denseLayers >= m.nLayers) return 0n;
+  return (m.nLayers - m.denseLayers + m.moeEvery - 1n) / m.moeEvery;
+}
+
+/** ModelDims.attention_sublayers: n_attention, or n_layers when not given. */
+export function attentionSublayers(m) {
+  return m.nAttention ?? m.nLayers;
 }
 
 function isNumber256(v) {  // Python's `multiple_of != 256` is false for 256 and 256.0 alone
@@ -161,8 +202,9 @@ export function resolvedDff(m) {
 /** ModelDims.ffn_parameters_per_layer: one FFN, or one MoE layer (active: a token's part). */
 export function ffnParametersPerLayer(m, active = false) {
   if (m.nExperts === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
+  const routerBias = m.routerBias ? m.nExperts : 0n;  // every token uses the router
   return countMoeParameters(m.dModel, resolvedDff(m), m.nExperts, active ? m.topK : null,
-                            m.bias, m.gated) + sharedParameters(m);
+                            m.bias, m.gated) + sharedParameters(m) + routerBias;
 }
 
 /** ModelDims.shared_parameters: one MoE layer's shared experts and their gate. */
@@ -176,16 +218,20 @@ export function denseFfnParameters(m) {
   return m.denseDff === null ? 0n : countParameters(m.dModel, m.denseDff, m.bias, m.gated);
 }
 
-/** ModelDims.ffn_parameters: all the model's FFNs (active: those one token uses). */
+/** ModelDims.ffn_parameters: all the model's FFNs (active: those one token uses); with
+ * experts, the layers that are not MoE layers have a dense FFN. */
 export function ffnParameters(m, active = false) {
-  return m.denseLayers * denseFfnParameters(m)
-    + (m.nLayers - m.denseLayers) * ffnParametersPerLayer(m, active);
+  if (m.nExperts === null) return m.nLayers * ffnParametersPerLayer(m);
+  const moe = moeLayers(m);
+  return (m.nLayers - moe) * denseFfnParameters(m) + moe * ffnParametersPerLayer(m, active);
 }
 
-/** ModelDims.attention_parameters: all attention sublayers. */
+/** ModelDims.attention_parameters: all attention sublayers, the linear-attention ones
+ * (n_linear_attention) counted at linear_attention_per_layer. */
 export function attentionParameters(m) {
   const perLayer = m.attentionPerLayer ?? countAttentionParameters(m.dModel, m.bias, m.kvDim);
-  return (m.nAttention ?? m.nLayers) * perLayer;
+  const linear = m.nLinearAttention * ((m.linearAttentionPerLayer ?? 0n) - perLayer);
+  return attentionSublayers(m) * perLayer + linear;
 }
 
 /** a / b for BigInts a, b > 0, correctly rounded to a Number as Python's int / int is (for a
@@ -212,18 +258,17 @@ export function ffnShare(m) {
 
 /** ModelDims.ffn_flops_per_token: all FFN matrix products for one token. */
 export function ffnFlopsPerToken(m, backward = false) {
-  let perLayer;
   if (m.nExperts === null) {
-    perLayer = countFlops(m.dModel, resolvedDff(m), 1n, m.gated, backward);
-  } else {
-    perLayer = countMoeFlops(m.dModel, resolvedDff(m), m.nExperts, m.topK, 1n, m.gated,
-                             backward);
-    if (m.sharedDff) perLayer += countFlops(m.dModel, m.sharedDff, 1n, m.gated, backward);
-    perLayer += (backward ? 6n : 2n) * m.dModel * (m.sharedGate ? 1n : 0n);
+    return m.nLayers * countFlops(m.dModel, resolvedDff(m), 1n, m.gated, backward);
   }
+  let perLayer = countMoeFlops(m.dModel, resolvedDff(m), m.nExperts, m.topK, 1n, m.gated,
+                               backward);
+  if (m.sharedDff) perLayer += countFlops(m.dModel, m.sharedDff, 1n, m.gated, backward);
+  perLayer += (backward ? 6n : 2n) * m.dModel * (m.sharedGate ? 1n : 0n);
+  const moe = moeLayers(m);
   const dense = m.denseDff === null ? 0n
-    : m.denseLayers * countFlops(m.dModel, m.denseDff, 1n, m.gated, backward);
-  return dense + (m.nLayers - m.denseLayers) * perLayer;
+    : (m.nLayers - moe) * countFlops(m.dModel, m.denseDff, 1n, m.gated, backward);
+  return dense + moe * perLayer;
 }
 
 /** ffn.decode_bytes(m, batch=1, bytesPerValue): bytes the FFNs move for one decoded token.
@@ -237,7 +282,7 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     return m.nLayers * bytesPerValue * (ffnParametersPerLayer(m) + activations);
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const router = m.dModel * m.nExperts;
+  const router = m.dModel * m.nExperts + (m.routerBias ? m.nExperts : 0n);
   const float = v => {  // Python's int + float converts the int first: OverflowError
     const x = Number(v);
     if (!Number.isFinite(x)) {
@@ -254,9 +299,9 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     : n * -Math.expm1(Math.log1p(-float(m.topK) / n));
   // Python adds the ints to the float one at a time, each converted to a double first.
   const weights = float(router) + read * float(expert) + float(sharedParameters(m));
-  const moeLayers = m.nLayers - m.denseLayers;
-  const dense = m.denseLayers * bytesPerValue * (denseFfnParameters(m) + activations);
-  const bytes = float(moeLayers * bytesPerValue) * (weights + float(activations)) + float(dense);
+  const moe = moeLayers(m);  // the dense FFNs: the leading ones and, with moe_every, between
+  const dense = (m.nLayers - moe) * bytesPerValue * (denseFfnParameters(m) + activations);
+  const bytes = float(moe * bytesPerValue) * (weights + float(activations)) + float(dense);
   if (!Number.isFinite(bytes)) {
     throw new RangeError(`decode_bytes: the bytes of ${m.name} pass the doubles' 1.8e308`);
   }

@@ -9,7 +9,8 @@ import {escape, fragment, uid} from "../_shared/dom.js";
 
 // The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt.
 const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",
-                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer"];
+                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer",
+                  "moeEvery", "nLinearAttention", "linearAttentionPerLayer"];
 const presetDims = m => Object.fromEntries(Object.entries(m).map(([k, v]) =>
   [k, INTEGERS.includes(k) && v !== null ? BigInt(v) : v]));
 
@@ -149,7 +150,8 @@ function typedDims(form, preset, rule) {
     topK: moe ? integer(form, "topK", "top_k") : null,
   };
   if (!moe) {  // one FFN: no shared experts, no dense layers (ModelDims refuses them)
-    Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null});
+    Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null,
+                      routerBias: false, moeEvery: 1n});
   }
   return m;
 }
@@ -211,8 +213,18 @@ function keptNote(preset, moe) {
   const kept = [];
   if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
   if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
-  if (preset.attentionPerLayer !== null) kept.push("its latent attention");
+  if (preset.attentionPerLayer !== null) kept.push("its attention's own parameter count");
+  if (preset.nLinearAttention) {
+    kept.push(`its ${preset.nLinearAttention} linear-attention sublayers`);
+  }
   if (moe && preset.sharedDff) kept.push("its shared experts");
-  if (moe && preset.denseLayers) kept.push(`its ${preset.denseLayers} dense layers`);
+  if (moe && preset.routerBias) kept.push("its router's bias");
+  if (moe && preset.moeEvery > 1n) {
+    kept.push(`a dense FFN of width ${preset.denseDff} in every layer that is not one of `
+              + `its MoE layers (one in every ${preset.moeEvery})`);
+  } else if (moe && preset.denseLayers) {
+    kept.push(`its ${preset.denseLayers} leading dense `
+              + `layer${preset.denseLayers > 1n ? "s" : ""}`);
+  }
   return kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
 }
