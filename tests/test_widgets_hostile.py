@@ -292,8 +292,9 @@ NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
 
 
 def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
-              arg: str = "") -> LabCase:
-    """ModelDims(model's fields, changed) in both: refused naming `arg`, or sized alike."""
+              arg: str = "", size: Any = 2) -> LabCase:
+    """ModelDims(model's fields, changed) in both: refused naming `arg`, or sized alike (at
+    `size` bytes a value: decode_bytes' bytes_per_value; a refusal of it names it)."""
     fields = {**camel(model), **change}
     kwargs = {SNAKE[k]: v for k, v in fields.items()}
 
@@ -301,10 +302,18 @@ def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
         base = {f: getattr(model, f) for f in ("source", "vocab_size", "tied_head", "norm")}
         return ffn.ModelDims(**{**base, **kwargs})
 
+    if arg == "bytes_per_value":
+        return LabCase(f"sizeModel {id}", "sizeModel", (fields, size),
+                       lambda: expected_size(build(), size), arg)
     if arg:
         return LabCase(f"modelDims {id}", "modelDims", (fields,), build, arg)
-    return LabCase(f"sizeModel {id}", "sizeModel", (fields, 2),
-                   lambda: expected_size(build(), 2), oracle=lambda: expected_size(build(), 2))
+    return LabCase(f"sizeModel {id}", "sizeModel", (fields, size),
+                   lambda: expected_size(build(), size),
+                   oracle=lambda: expected_size(build(), size))
+
+
+HUGE = 2**1024 // (12 * 17 * 2 * 3072) * 4  # GPT-2 small's bytes in MXFP4: 17 * (a count
+# beyond 2**1024) / 32, a double (2.2e307) though the numerator is none
 
 
 def model_dims_cases() -> list[LabCase]:
@@ -375,6 +384,27 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("Qwen3-Next, every sublayer linear", NEXT, {"nLinearAttention": 48}),
     ]
     cases += [dims_case(m.name, m, {}) for m in RECENT_MOE_MODELS]
+    # bytes per value: the formats by name, exact fractions of a byte for MXFP4 and NVFP4
+    cases += [dims_case(f"{m.name} in {f}", m, {}, size=f) for m in (GPT2, MIXTRAL, OSS)
+              for f in ("mxfp4", "nvfp4", "e4m3")]
+    cases += [
+        dims_case("GPT-2 small, 303-digit d_model in mxfp4", GPT2, {"dModel": HUGE},
+                  size="mxfp4"),
+        dims_case("GPT-2 small, 303-digit d_model in nvfp4", GPT2, {"dModel": HUGE},
+                  size="nvfp4"),
+        dims_case("GPT-2 small, 303-digit d_model in bfloat16 (an exact int)", GPT2,
+                  {"dModel": HUGE}, size="bfloat16"),
+        dims_case("GPT-2 small, bytes beyond a double in mxfp4", GPT2, {"dModel": 16 * HUGE},
+                  "bytes_per_value", size="mxfp4"),
+        dims_case("gpt-oss, bytes beyond a double in nvfp4", OSS,
+                  {"dModel": 10**300, "nLayers": 10**6}, "bytes_per_value", size="nvfp4"),
+    ]
+    for label, size in [("fp4", "fp4"), ("MXFP4", "MXFP4"), ("0", 0), ("-2", -2),
+                        ("True", True), ("None", None)]:
+        cases.append(dims_case(f"bytes_per_value {label}", GPT2, {}, "bytes_per_value",
+                               size=size))
+        cases.append(dims_case(f"bytes_per_value {label}, experts", OSS, {},
+                               "bytes_per_value", size=size))
     return cases
 
 
@@ -716,6 +746,9 @@ NOT_HERE = {
     "ffnShare": "through sizeModel", "ffnFlopsPerToken": "through sizeModel",
     "decodeBytes": "through sizeModel", "moeLayers": "through sizeModel",
     "attentionSublayers": "through modelDims and sizeModel",
+    "weightFormats": "ffn.inference.BYTES_PER_VALUE's names (test_widgets.py)",
+    "weightBytes": "through sizeModel; its table against ffn's in test_widgets.py",
+    "sizerNumbers": "sizeModel's numbers printed: every preset and format (test_widgets.py)",
 }
 
 
