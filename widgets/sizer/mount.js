@@ -69,7 +69,7 @@ function controls(id, models, formats) {
       ${check("bias", "Biases")}
       ${field("nExperts", "Experts (1: one FFN, no router)", 'min="1" step="1" required')}
       ${field("topK", "Experts per token (top-k)", 'min="1" step="1" required')}
-      <div class="ffn-field"><label for="${id}-bytes">Bytes per weight</label>
+      <div class="ffn-field ffn-field--wide"><label for="${id}-bytes">Bytes per weight</label>
         <select id="${id}-bytes" name="bytes">${formats.map(f =>
           `<option value="${escape(f.name)}">${escape(f.label)}</option>`).join("")}
           </select></div>
