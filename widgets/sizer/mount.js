@@ -1,7 +1,8 @@
 // The model sizer (Parameters and FLOPs): a model of ffn.models or dimensions typed in; its
-// FFN's parameters, share, FLOPs and bytes follow (./lab.js, held to ffn in
-// tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py). `mount` wires
-// the steps below: build the controls, read them, compute, draw, describe.
+// FFN's parameters, share, FLOPs and bytes in the chosen weight format follow (./lab.js, held
+// to ffn in tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
+// `mount` wires the steps below: build the controls, read them, draw (the strings computed by
+// lab.sizerNumbers), describe.
 import * as lab from "./lab.js";
 import {readNumber} from "../_shared/read.js";
 import {escape, fragment, uid} from "../_shared/dom.js";
