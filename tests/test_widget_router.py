@@ -43,6 +43,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import ffn
 from tests._node_lab import NodeLab
 from widgets.router import data as widget_router
 from widgets.router.data import ffn_route
@@ -210,3 +211,56 @@ def test_refused_inputs(lab: NodeLab) -> None:
     with pytest.raises(RuntimeError, match="score"):
         lab.call("route", [0.0, 1.0], 1, "relu")
     assert math.isclose(sum(lab.call("route", [0.0, 1.0, 2.0], 2, "softmax")["weights"]), 1.0)
+
+
+@pytest.mark.parametrize("routing", widget_router.ROUTINGS, ids=lambda r: r.name)
+def test_presets_route_as_ffn(lab: NodeLab, routing: widget_router.Routing) -> None:
+    # Each preset's settings on every token of the example: the widget's route and ffn's.
+    bias = widget_router.preset_bias(routing)
+    for logits in widget_router.example_logits():
+        p, chosen, weights = ffn_route(logits, routing.top_k, routing.score, bias,
+                                       routing.normalize)
+        got = lab.call("route", logits, routing.top_k, routing.score, bias, routing.normalize)
+        assert got["chosen"] == chosen.tolist(), routing
+        assert close(got["scores"], p) and close(got["weights"], weights), routing
+
+
+def test_presets_route_as_the_models_do() -> None:
+    # The presets against transformers' configurations (test-only; no weights): top-k,
+    # experts and renormalisation, where its config class holds the released model's values.
+    from tests.test_torch_reference import import_or_skip
+
+    transformers = import_or_skip("transformers")
+    configs = {"Mixtral 8x7B": (transformers.MixtralConfig(), "num_local_experts", True),
+               "DeepSeek-V3": (transformers.DeepseekV3Config(), "n_routed_experts",
+                               transformers.DeepseekV3Config().norm_topk_prob),
+               "Qwen1.5-MoE-A2.7B (Qwen2-MoE)": (transformers.Qwen2MoeConfig(), "num_experts",
+                                                 transformers.Qwen2MoeConfig().norm_topk_prob),
+               "gpt-oss-120b": (transformers.GptOssConfig(), "num_local_experts", True),
+               "Llama 4 Scout": (transformers.Llama4TextConfig(), "num_local_experts", False)}
+    for routing in widget_router.ROUTINGS:
+        model = ffn.get_model(routing.model)
+        assert routing.top_k == min(model.top_k or 0, widget_router.N_EXPERTS)
+        assert f"its {model.n_experts} experts" in routing.note() or (
+            model.n_experts == widget_router.N_EXPERTS)
+        if routing.name not in configs:  # Qwen3-30B-A3B: its released config.json, not the
+            continue  # transformers default (ffn/models.py names the file)
+        config, experts, normalize = configs[routing.name]
+        assert config.num_experts_per_tok == model.top_k, routing
+        assert getattr(config, experts) == model.n_experts, routing
+        assert routing.normalize == normalize, routing
+    # the sigmoid routers are DeepSeek-V3's and Llama 4's; the rest take a softmax
+    assert [r.name for r in widget_router.ROUTINGS if r.score == "sigmoid"] == [
+        "DeepSeek-V3", "Llama 4 Scout"]
+
+
+def test_gpt_oss_softmax_of_the_chosen_is_the_renormalised_softmax() -> None:
+    # The gpt-oss preset's claim: a softmax over the top-4 logits (transformers' GptOssTopK
+    # Router) equals the softmax over all, its top 4 renormalised (ffn's route).
+    for logits in widget_router.example_logits():
+        z = np.array(logits)
+        top = np.argsort(-z, kind="stable")[:4]
+        e = np.exp(z[top] - z[top].max())
+        _, chosen, weights = ffn_route(logits, 4, "softmax", None, True)
+        assert chosen.tolist() == top.tolist()
+        np.testing.assert_allclose(weights, e / e.sum(), rtol=1e-14)  # a few roundings apart

@@ -33,9 +33,10 @@ from hypothesis import strategies as st
 
 import ffn
 from ffn.activations import FUNCTIONS
+from ffn.inference import BYTES_PER_VALUE, Size
 from ffn.models import ModelDims
 from tests._node_lab import NodeError, NodeLab
-from widgets.sizer.data import PRESETS, camel
+from widgets.sizer.data import FORMATS, PRESETS, camel, sizer_numbers
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -43,7 +44,7 @@ N = 1000  # generated inputs per function
 SETTINGS = settings(database=None, deadline=None, max_examples=N, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 EPS = 2.0**-52
-EVERY_MODEL = PRESETS  # every model ffn.get_model knows
+EVERY_MODEL = PRESETS  # every model ffn.get_model knows, the 2025 ones among them
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def lab() -> Iterator[NodeLab]:
 
 # ---- counting ----
 
-def expected_size(model: ModelDims, bytes_per_value: int) -> dict[str, object]:
+def expected_size(model: ModelDims, bytes_per_value: Size) -> dict[str, object]:
     moe = model.n_experts is not None
     return {
         "dFf": model.resolved_d_ff,
@@ -71,16 +72,41 @@ def expected_size(model: ModelDims, bytes_per_value: int) -> dict[str, object]:
     }
 
 
-def assert_same_size(lab: NodeLab, model: ModelDims, bytes_per_value: int) -> None:
+def assert_same_size(lab: NodeLab, model: ModelDims, bytes_per_value: Size) -> None:
     got = lab.call("sizeModel", camel(model), bytes_per_value)
     want = expected_size(model, bytes_per_value)
     assert got == want, model  # the share too: correctly rounded on both sides
 
 
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
-@pytest.mark.parametrize("bytes_per_value", [1, 2, 4])
-def test_every_preset_sizes_as_ffn(lab: NodeLab, model: ModelDims, bytes_per_value: int) -> None:
+@pytest.mark.parametrize("bytes_per_value", [1, 2, 4, *FORMATS])
+def test_every_preset_sizes_as_ffn(lab: NodeLab, model: ModelDims,
+                                   bytes_per_value: Size) -> None:
     assert_same_size(lab, model, bytes_per_value)
+
+
+@pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_preset_prints_as_ffn(lab: NodeLab, model: ModelDims, fmt: str) -> None:
+    # The strings the sizer shows, every one, for every preset in every format it offers:
+    # ffn's numbers as widgets/sizer/data.py prints them.
+    assert lab.call("sizerNumbers", camel(model), fmt) == sizer_numbers(model, fmt)
+
+
+def test_weight_formats_are_ffns() -> None:
+    assert tuple(BYTES_PER_VALUE) == FORMATS
+    assert {"bfloat16", "int8", "e4m3", "mxfp4", "nvfp4"} <= set(FORMATS)
+
+
+def test_weight_bytes_equal_ffns(lab: NodeLab) -> None:
+    assert lab.call("weightFormats") == list(BYTES_PER_VALUE)
+    for name, size in BYTES_PER_VALUE.items():
+        got = lab.call("weightBytes", name)
+        assert Fraction(got["numerator"], got["denominator"]) == size, name
+    # the block formats by their bit layouts (ffn/fp4.py): 4-bit codes and one 8-bit scale
+    # per block of 32 (MXFP4: E8M0) and of 16 (NVFP4: E4M3)
+    assert BYTES_PER_VALUE["mxfp4"] == Fraction(32 * 4 + 8, 32 * 8)
+    assert BYTES_PER_VALUE["nvfp4"] == Fraction(16 * 4 + 8, 16 * 8)
 
 
 @st.composite
@@ -107,18 +133,24 @@ def model_dims(draw: st.DrawFn) -> ModelDims:
         if draw(st.booleans()):
             moe["dense_layers"] = draw(st.integers(1, n_layers))
             moe["dense_d_ff"] = draw(st.integers(1, 2**16))
+            moe["moe_every"] = draw(st.integers(1, 4))  # dense FFNs between (Llama 4 Maverick)
+        moe["router_bias"] = draw(st.booleans())  # gpt-oss
+    n_attention = draw(st.none() | st.integers(1, 400))
+    linear: dict[str, object] = {}
+    if draw(st.booleans()):  # linear-attention sublayers among them (Qwen3-Next)
+        linear = {"n_linear_attention": draw(st.integers(1, n_attention or n_layers)),
+                  "linear_attention_per_layer": draw(st.integers(1, 10**10))}
     return ModelDims(
         "generated", d_model, n_layers=n_layers, gated=draw(st.booleans()),
         bias=draw(st.booleans()), source="hypothesis",
-        n_attention=draw(st.none() | st.integers(1, 400)),
-        kv_dim=draw(st.none() | st.integers(1, d_model)),
+        n_attention=n_attention, kv_dim=draw(st.none() | st.integers(1, d_model)),
         attention_per_layer=draw(st.none() | st.integers(1, 10**10)),
-        **width, **moe)  # type: ignore[arg-type]
+        **width, **moe, **linear)  # type: ignore[arg-type]
 
 
 @SETTINGS
-@given(model=model_dims(), bytes_per_value=st.integers(1, 8))
-def test_size_model_equals_ffn(lab: NodeLab, model: ModelDims, bytes_per_value: int) -> None:
+@given(model=model_dims(), bytes_per_value=st.integers(1, 8) | st.sampled_from(FORMATS))
+def test_size_model_equals_ffn(lab: NodeLab, model: ModelDims, bytes_per_value: Size) -> None:
     # countParameters, countFlops, llamaDff, countAttentionParameters, countMoeParameters,
     # countMoeFlops, ffnShare, decodeBytes: every one of them is on this path for every input.
     assert lab.call("dimsProblem", camel(model)) is None
@@ -256,12 +288,13 @@ def test_format_fixed_prints_every_digit_from_1e21(lab: NodeLab, x: float, digit
 
 @SETTINGS
 @given(d_model=st.integers(1, 10**40), d_ff=st.integers(1, 10**40), n_layers=st.integers(1, 10**6),
-       experts=st.none() | st.integers(2, 10**12), bias=st.booleans(), gated=st.booleans())
+       experts=st.none() | st.integers(2, 10**12), bias=st.booleans(), gated=st.booleans(),
+       fmt=st.sampled_from(FORMATS))
 def test_huge_models_size_as_ffn(lab: NodeLab, d_model: int, d_ff: int, n_layers: int,
-                                 experts: int | None, bias: bool, gated: bool) -> None:
+                                 experts: int | None, bias: bool, gated: bool, fmt: str) -> None:
     # Issue 30: counts far beyond 2**53 (and 1e21): the share correctly rounded from the exact
     # counts as Python's int / int, the bytes of a mixture of experts a double beyond 1e21.
     moe = {} if experts is None else {"n_experts": experts, "top_k": 1 + experts // 3}
     model = ModelDims("huge", d_model, d_ff, n_layers, gated=gated, bias=bias, source="test",
                       **moe)  # type: ignore[arg-type]
-    assert_same_size(lab, model, 2)
+    assert_same_size(lab, model, fmt)

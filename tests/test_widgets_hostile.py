@@ -32,6 +32,7 @@ import pytest
 
 import ffn
 from ffn.activations import FUNCTIONS
+from ffn.models import RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_NAMES, expected_size
 from widgets.router import data as widget_router
@@ -283,12 +284,17 @@ SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention"
          "ffnDimMultiplier": "ffn_dim_multiplier", "sharedDff": "shared_d_ff",
          "sharedGate": "shared_gate", "denseLayers": "dense_layers", "denseDff": "dense_d_ff",
          "attentionPerLayer": "attention_per_layer", "gated": "gated", "bias": "bias",
-         "name": "name"}
+         "name": "name", "routerBias": "router_bias", "moeEvery": "moe_every",
+         "nLinearAttention": "n_linear_attention",
+         "linearAttentionPerLayer": "linear_attention_per_layer"}
+OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
+NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
 
 
 def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
-              arg: str = "") -> LabCase:
-    """ModelDims(model's fields, changed) in both: refused naming `arg`, or sized alike."""
+              arg: str = "", size: Any = 2) -> LabCase:
+    """ModelDims(model's fields, changed) in both: refused naming `arg`, or sized alike (at
+    `size` bytes a value: decode_bytes' bytes_per_value; a refusal of it names it)."""
     fields = {**camel(model), **change}
     kwargs = {SNAKE[k]: v for k, v in fields.items()}
 
@@ -296,10 +302,18 @@ def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
         base = {f: getattr(model, f) for f in ("source", "vocab_size", "tied_head", "norm")}
         return ffn.ModelDims(**{**base, **kwargs})
 
+    if arg == "bytes_per_value":
+        return LabCase(f"sizeModel {id}", "sizeModel", (fields, size),
+                       lambda: expected_size(build(), size), arg)
     if arg:
         return LabCase(f"modelDims {id}", "modelDims", (fields,), build, arg)
-    return LabCase(f"sizeModel {id}", "sizeModel", (fields, 2),
-                   lambda: expected_size(build(), 2), oracle=lambda: expected_size(build(), 2))
+    return LabCase(f"sizeModel {id}", "sizeModel", (fields, size),
+                   lambda: expected_size(build(), size),
+                   oracle=lambda: expected_size(build(), size))
+
+
+HUGE = 2**1024 // (12 * 17 * 2 * 3072) * 4  # GPT-2 small's bytes in MXFP4: 17 * (a count
+# beyond 2**1024) / 32, a double (2.2e307) though the numerator is none
 
 
 def model_dims_cases() -> list[LabCase]:
@@ -345,7 +359,52 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("rule, width zero", LLAMA3, {"dModel": 1, "ffnDimMultiplier": 0.1,
                                                "kvDim": None}, "ffn_dim_multiplier"),
         dims_case("rule, 400-digit d_model", LLAMA3, {"dModel": 10**400}, "ffn_dim_multiplier"),
+        # the fields of the 2025 models: router_bias, moe_every, linear attention
+        dims_case("router_bias 1", OSS, {"routerBias": 1}, "router_bias"),
+        dims_case("router_bias without experts", GPT2, {"routerBias": True}, "router_bias"),
+        dims_case("moe_every 0", MAVERICK, {"moeEvery": 0}, "moe_every"),
+        dims_case("moe_every 2.0", MAVERICK, {"moeEvery": 2.0}, "moe_every"),
+        dims_case("moe_every without experts", GPT2, {"moeEvery": 2}, "moe_every"),
+        dims_case("moe_every without dense_d_ff", OSS, {"moeEvery": 2}, "moe_every"),
+        dims_case("n_linear_attention -1", NEXT, {"nLinearAttention": -1},
+                  "n_linear_attention"),
+        dims_case("n_linear_attention beyond the sublayers", NEXT, {"nLinearAttention": 49},
+                  "n_linear_attention"),
+        dims_case("n_linear_attention without its count", NEXT,
+                  {"linearAttentionPerLayer": None}, "linear_attention_per_layer"),
+        dims_case("linear_attention_per_layer without n_linear_attention", NEXT,
+                  {"nLinearAttention": 0}, "n_linear_attention"),
+        dims_case("linear_attention_per_layer 0", NEXT, {"linearAttentionPerLayer": 0},
+                  "linear_attention_per_layer"),
+        dims_case("linear_attention_per_layer str", NEXT, {"linearAttentionPerLayer": "9"},
+                  "linear_attention_per_layer"),
+        dims_case("Maverick, MoE in every 3rd layer", MAVERICK, {"moeEvery": 3}),
+        dims_case("Maverick, every layer dense", MAVERICK, {"denseLayers": 48}),
+        dims_case("gpt-oss-120b, no router bias", OSS, {"routerBias": False}),
+        dims_case("Qwen3-Next, every sublayer linear", NEXT, {"nLinearAttention": 48}),
     ]
+    cases += [dims_case(m.name, m, {}) for m in RECENT_MOE_MODELS]
+    # bytes per value: the formats by name, exact fractions of a byte for MXFP4 and NVFP4
+    cases += [dims_case(f"{m.name} in {f}", m, {}, size=f) for m in (GPT2, MIXTRAL, OSS)
+              for f in ("mxfp4", "nvfp4", "e4m3")]
+    cases += [
+        dims_case("GPT-2 small, 303-digit d_model in mxfp4", GPT2, {"dModel": HUGE},
+                  size="mxfp4"),
+        dims_case("GPT-2 small, 303-digit d_model in nvfp4", GPT2, {"dModel": HUGE},
+                  size="nvfp4"),
+        dims_case("GPT-2 small, 303-digit d_model in bfloat16 (an exact int)", GPT2,
+                  {"dModel": HUGE}, size="bfloat16"),
+        dims_case("GPT-2 small, bytes beyond a double in mxfp4", GPT2, {"dModel": 16 * HUGE},
+                  "bytes_per_value", size="mxfp4"),
+        dims_case("gpt-oss, bytes beyond a double in nvfp4", OSS,
+                  {"dModel": 10**300, "nLayers": 10**6}, "bytes_per_value", size="nvfp4"),
+    ]
+    for label, size in [("fp4", "fp4"), ("MXFP4", "MXFP4"), ("0", 0), ("-2", -2),
+                        ("True", True), ("None", None)]:
+        cases.append(dims_case(f"bytes_per_value {label}", GPT2, {}, "bytes_per_value",
+                               size=size))
+        cases.append(dims_case(f"bytes_per_value {label}, experts", OSS, {},
+                               "bytes_per_value", size=size))
     return cases
 
 
@@ -685,7 +744,11 @@ NOT_HERE = {
     "sharedParameters": "through sizeModel", "denseFfnParameters": "through sizeModel",
     "ffnParameters": "through sizeModel", "attentionParameters": "through sizeModel",
     "ffnShare": "through sizeModel", "ffnFlopsPerToken": "through sizeModel",
-    "decodeBytes": "through sizeModel",
+    "decodeBytes": "through sizeModel", "moeLayers": "through sizeModel",
+    "attentionSublayers": "through modelDims and sizeModel",
+    "weightFormats": "ffn.inference.BYTES_PER_VALUE's names (test_widgets.py)",
+    "weightBytes": "through sizeModel; its table against ffn's in test_widgets.py",
+    "sizerNumbers": "sizeModel's numbers printed: every preset and format (test_widgets.py)",
 }
 
 

@@ -40,9 +40,9 @@ def shown(widget: Locator) -> dict[str, Any]:
 
 
 def expect_ffn(widget: Locator, logits: list[float], top_k: int, score: str,
-               bias: list[float]) -> None:
+               bias: list[float], normalize: bool = True) -> None:
     expect(widget.locator("[data-note]")).to_have_text("")
-    want = router.router_numbers(logits, top_k, score, bias)
+    want = router.router_numbers(logits, top_k, score, bias, normalize)
     assert shown(widget) == want, (logits, top_k, score, bias)
     # The chart: a bar per expert, the chosen ones marked and labelled with their weights.
     assert widget.locator("rect.ffn-router__bar").count() == N
@@ -51,6 +51,64 @@ def expect_ffn(widget: Locator, logits: list[float], top_k: int, score: str,
     labels = widget.locator("text.ffn-router__weight").all_text_contents()
     assert labels == [f"w={want['weight'][int(e)]}" for e in want["chosen"]]
     assert widget.locator("line.ffn-router__mark").count() == sum(b != 0 for b in bias)
+
+
+def test_router_presets(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    # Issue 34: "Routing of" sets the controls as each model routes (data.py's ROUTINGS) and
+    # says what the widget cannot show; the page then shows ffn's route of those settings.
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + PAGE, "router")
+    tokens = router.example_logits()
+    preset = widget.get_by_label("Routing of", exact=True)
+    note = widget.locator("[data-preset-note]")
+    top, score = (widget.get_by_label(label, exact=True)
+                  for label in ("Experts per token (top-k)", "Score"))
+    renormalise = widget.get_by_label("Renormalise the chosen weights to sum to 1")
+    assert preset.locator("option").all_text_contents()[1:] == [r.name for r in router.ROUTINGS]
+    expect(note).to_have_text("")
+    expect(renormalise).to_be_checked()
+
+    def shows(routing: router.Routing, token: int) -> None:
+        expect(note).to_have_text(routing.note())
+        assert top.input_value() == str(routing.top_k)
+        assert score.input_value() == routing.score
+        assert renormalise.is_checked() == routing.normalize
+        bias = router.preset_bias(routing)
+        for i in range(N):
+            field = widget.get_by_label(f"Bias of expert {i}", exact=True)
+            assert float(field.input_value()) == bias[i]
+        expect_ffn(widget, list(tokens[token]), routing.top_k, routing.score, bias,
+                   routing.normalize)
+
+    for i, routing in enumerate(router.ROUTINGS):  # by mouse, on the opening token
+        preset.select_option(str(i))
+        shows(routing, router.TOKEN)
+    widget.get_by_label("Token", exact=True).select_option("0")  # a token keeps the preset
+    shows(router.ROUTINGS[-1], 0)
+    preset.select_option("0")
+    preset.focus()
+    for i, routing in enumerate(router.ROUTINGS[1:], start=1):  # by keyboard
+        page.keyboard.press("ArrowDown")
+        assert preset.input_value() == str(i)
+        shows(routing, 0)
+    # Settings of one's own: any routing control changed by hand leaves the preset.
+    mixtral = router.ROUTINGS[0]
+    assert mixtral.name == "Mixtral 8x7B" and "its routing is all here" in mixtral.note()
+    preset.select_option("0")
+    shows(mixtral, 0)
+    renormalise.set_checked(False)
+    assert preset.input_value() == ""
+    expect(note).to_have_text("")
+    expect_ffn(widget, list(tokens[0]), 2, "softmax", [0.0] * N, normalize=False)
+    renormalise.focus()
+    page.keyboard.press("Space")
+    expect_ffn(widget, list(tokens[0]), 2, "softmax", [0.0] * N, normalize=True)
+    preset.select_option("1")  # DeepSeek-V3: all 8 of 8 chosen, so the bias changes none
+    shows(router.ROUTINGS[1], 0)
+    assert "neither the scores nor a bias change the choice" in router.ROUTINGS[1].note()
+    widget.get_by_label("Bias of expert 3", exact=True).fill("0.5")
+    assert preset.input_value() == ""
+    expect(note).to_have_text("")
 
 
 def test_router_every_control(site: Site, new_page: tuple[Page, Recorder]) -> None:

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 import ffn
+from ffn.inference import Size
 from ffn.models import ModelDims
 from tests.browser.conftest import (
     SCHEMES,
@@ -42,7 +43,8 @@ def shown_sizer(widget: Locator) -> dict[str, str]:
     return shown
 
 
-def assert_sizer_shows(widget: Locator, model: ModelDims, bytes_per_weight: int = 2) -> None:
+def assert_sizer_shows(widget: Locator, model: ModelDims,
+                       bytes_per_weight: Size = sizer.BYTES_PER_WEIGHT) -> None:
     expect(widget.locator("[data-note]")).not_to_contain_text("Not a model")
     assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight), model
 
@@ -94,20 +96,44 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
             control.fill(value)
         model = dataclasses.replace(model, **change)  # type: ignore[arg-type]
         assert_sizer_shows(widget, model)
-    for size in (1, 4):
-        widget.get_by_label("Bytes per weight").select_option(str(size))
-        assert_sizer_shows(widget, model, size)
+    for fmt in sizer.FORMATS:
+        widget.get_by_label("Bytes per weight").select_option(fmt)
+        assert_sizer_shows(widget, model, fmt)
     # By keyboard: arrow keys step a number field.
     widget.get_by_label("d_model", exact=True).focus()
     page.keyboard.press("ArrowUp")
     model = dataclasses.replace(model, d_model=1001)
-    assert_sizer_shows(widget, model, 4)
+    assert_sizer_shows(widget, model, fmt)
     # Dimensions ffn refuses: named, and no numbers.
     widget.get_by_label("Experts per token (top-k)", exact=True).fill("17")
     expect(widget.locator("[data-note]")).to_contain_text("top_k must be at most n_experts = 16")
     assert set(shown_sizer(widget).values()) == {""}
     with pytest.raises(ValueError, match="top_k"):
         dataclasses.replace(model, top_k=17)
+
+
+def test_sizer_weight_formats(site: Site, new_page: tuple[Page, Recorder]) -> None:
+    # Issue 35: every format of ffn.decode_bytes, 4-bit ones included, for the 2025 presets
+    # (gpt-oss ships its experts in MXFP4), by mouse and by keyboard; the options' texts are
+    # data.py's, from ffn's exact sizes.
+    page, _ = new_page
+    widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+    formats = widget.get_by_label("Bytes per weight")
+    assert formats.locator("option").all_text_contents() == [
+        sizer.format_label(f) for f in sizer.FORMATS]
+    assert formats.input_value() == sizer.BYTES_PER_WEIGHT
+    assert "4.25 bits (17 bytes per 32 weights" in sizer.format_label("mxfp4")
+    for name in ("gpt-oss-120b", "Qwen3-Next-80B-A3B", "Llama 4 Maverick", "GPT-2 small"):
+        widget.get_by_label("Model", exact=True).select_option(label=name)
+        for fmt in sizer.FORMATS:
+            formats.select_option(fmt)
+            assert_sizer_shows(widget, ffn.get_model(name), fmt)
+    formats.select_option(sizer.FORMATS[0])
+    formats.focus()
+    for fmt in sizer.FORMATS[1:]:  # arrow keys walk the options in ffn's order
+        page.keyboard.press("ArrowDown")
+        assert formats.input_value() == fmt
+        assert_sizer_shows(widget, ffn.get_model("GPT-2 small"), fmt)
 
 
 def test_sizer_reached_and_used_by_keyboard(site: Site, new_page: tuple[Page, Recorder]) -> None:
@@ -189,6 +215,7 @@ def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser,
             for m in sizer.PRESETS:
                 n = sizer.sizer_numbers(m)
                 assert all(n[k] in text for k in ("perLayer", "share", "total", "flops"))
+                assert sizer.sizer_numbers(m, "mxfp4")["gigabytes"] in text
         else:
             for x in activations.ACTIVATION_XS:
                 assert all(v in text for v in activations.activation_numbers(x).values())

@@ -13,6 +13,7 @@ table and for tests/browser/test_widget_router.py.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -27,6 +28,73 @@ TOKEN = 1  # the token whose choice that bias changes: where the widget opens
 SCORE_NAMES = {"softmax": "softmax (Mixtral, Switch)", "sigmoid": "sigmoid (DeepSeek-V3)"}
 LOGIT_RANGE, BIAS_RANGE = 20.0, 2.0  # what the widget's fields accept, either sign
 DASH = "\N{EM DASH}"  # an expert not chosen
+
+
+@dataclass(frozen=True)
+class Routing:
+    """How one model routes, as far as the widget's controls and ``MixtureOfExperts.route``
+    express it on the example's 8 experts: the score, top-k (the model's, at most 8),
+    renormalisation, and the chapter's choice bias or none; ``not_shown``: what they cannot."""
+
+    name: str  # the option's text
+    model: str  # ffn.get_model's name: its n_experts and top_k
+    score: str
+    normalize: bool
+    choice_bias: bool  # True: the chapter's bias (DeepSeek-V3 chooses with one); False: none
+    why: str  # the rule in the model's code, and where it stands
+    not_shown: str  # what the widget cannot show of it
+
+    @property
+    def top_k(self) -> int:
+        k = ffn.get_model(self.model).top_k
+        assert k is not None
+        return min(k, N_EXPERTS)
+
+    def note(self) -> str:
+        """The sentence the widget shows for the preset."""
+        m = ffn.get_model(self.model)
+        every = (f" Top-{m.top_k} of these {N_EXPERTS} experts chooses every one, so neither "
+                 "the scores nor a bias change the choice here; only the weights show it."
+                 if m.top_k is not None and m.top_k >= N_EXPERTS else "")
+        missing = ([f"its {m.n_experts} experts"] if m.n_experts != N_EXPERTS else []) + (
+            [self.not_shown] if self.not_shown else [])
+        rest = (f" Not shown: {', '.join(missing)}." if missing
+                else f" It has {N_EXPERTS} experts too: its routing is all here.")
+        return f"{self.name}: {self.why}{every}{rest}"
+
+
+_TRANSFORMERS = "transformers 5.24, models/"
+ROUTINGS: tuple[Routing, ...] = (
+    Routing("Mixtral 8x7B", "Mixtral 8x7B", "softmax", True, False,
+            "a softmax over all experts, the top-2 renormalised to sum to 1 "
+            f"({_TRANSFORMERS}mixtral/modeling_mixtral.py lines 107-109).", ""),
+    Routing("DeepSeek-V3", "DeepSeek-V3", "sigmoid", True, True,
+            "sigmoid scores, the top-8 chosen by score plus a bias (here the chapter's), "
+            "weighed by their unbiased scores renormalised (norm_topk_prob true, "
+            f"{_TRANSFORMERS}deepseek_v3/configuration_deepseek_v3.py line 101).",
+            "its 8 groups of which a token may use 4, the scale 2.5 on the weights, its shared "
+            "expert"),
+    Routing("Qwen3-30B-A3B", "Qwen3-30B-A3B", "softmax", True, False,
+            "a softmax over all experts, the top-8 renormalised: norm_topk_prob is true in the "
+            "released config.json (transformers' default is false).", ""),
+    Routing("Qwen1.5-MoE-A2.7B (Qwen2-MoE)", "Qwen1.5-MoE-A2.7B", "softmax", False, False,
+            "a softmax over all experts, the top-4 kept as they are, not renormalised "
+            f"(norm_topk_prob false, {_TRANSFORMERS}qwen2_moe/configuration_qwen2_moe.py "
+            "line 100).", "its shared expert behind a sigmoid gate"),
+    Routing("gpt-oss-120b", "gpt-oss-120b", "softmax", True, False,
+            "a softmax over the top-4 logits only "
+            f"({_TRANSFORMERS}gpt_oss/modeling_gpt_oss.py lines 128-129). That is this "
+            "softmax over all experts with the top-4 renormalised: the softmax keeps the "
+            "logits' order, so the same four are chosen, and dividing their scores by their "
+            "sum cancels the denominator over the others.",
+            "its router's bias (a part of its logits: none is added to these)"),
+    Routing("Llama 4 Scout", "Llama 4 Scout", "sigmoid", False, False,
+            "the top-1 logit, weighed by its sigmoid, not renormalised "
+            f"({_TRANSFORMERS}llama4/modeling_llama4.py lines 148-151).",
+            "that the weight scales the expert's input, not its output, and its shared "
+            "expert"),
+)
+"""The router explorer's presets: how each model routes, on the chapter's 8 experts."""
 
 
 @cache
@@ -88,12 +156,12 @@ def ordinal(n: int) -> str:
 
 
 def router_numbers(logits: Sequence[float], top_k: int, score: str,
-                   bias: Sequence[float]) -> dict[str, Any]:
+                   bias: Sequence[float], normalize: bool = True) -> dict[str, Any]:
     """What the widget shows for an input, from ffn: per expert its score, score plus bias,
     rank among the chosen and weight; the sentence for screen readers and what the bias
     changed."""
-    p, chosen, weights = ffn_route(logits, top_k, score, bias)
-    unbiased = ffn_route(logits, top_k, score)[1]
+    p, chosen, weights = ffn_route(logits, top_k, score, bias, normalize)
+    unbiased = ffn_route(logits, top_k, score, None, normalize)[1]
     choice = p + np.array(bias, dtype=float)  # what ffn sorts
     rank = {int(e): r for r, e in enumerate(chosen)}
     weight = {int(e): f"{w:.3f}" for e, w in zip(chosen, weights, strict=True)}
@@ -153,7 +221,19 @@ def render() -> str:
     return fallback.widget(_table(), {
         "logits": example_logits(), "bias": example_bias(), "token": TOKEN, "topK": TOP_K,
         "score": "sigmoid", "scores": SCORE_NAMES, "logitRange": LOGIT_RANGE,
-        "biasRange": BIAS_RANGE})
+        "biasRange": BIAS_RANGE, "presets": [preset_data(r) for r in ROUTINGS]})
+
+
+def preset_bias(routing: Routing) -> list[float]:
+    """The biases a preset sets: the chapter's, or zeros."""
+    return example_bias() if routing.choice_bias else [0.0] * N_EXPERTS
+
+
+def preset_data(routing: Routing) -> dict[str, Any]:
+    """A preset as the widget reads it: the controls' settings and its sentence."""
+    return {"name": routing.name, "score": routing.score, "topK": routing.top_k,
+            "normalize": routing.normalize, "bias": preset_bias(routing),
+            "note": routing.note()}
 
 
 WIDGETS = {"router": render}

@@ -1,7 +1,8 @@
 // The router explorer (Mixture of experts): one token's router. The tokens' logits are ffn's,
 // computed at build time (data.py); the reader picks a token or edits its logits, top-k, the
-// score function and a bias per expert, and sees each expert's score, score + bias, rank and
-// weight, and a d3 bar chart (./lab.js, held to ffn's MixtureOfExperts.route in
+// score function, renormalisation and a bias per expert, or picks a model's routing (a
+// preset), and sees each expert's score, score + bias, rank and weight, and a d3 bar chart
+// (./lab.js, held to ffn's MixtureOfExperts.route in
 // tests/test_widget_router.py; the page against ffn in tests/browser/test_widget_router.py).
 // `mount` wires the steps below: build the controls, read them, compute, draw, describe.
 import * as lab from "./lab.js";
@@ -22,6 +23,7 @@ export async function mount(root) {
   input(form, "token").value = String(data.token);
   input(form, "topK").value = String(data.topK);
   input(form, "score").value = data.score;
+  input(form, "normalize").checked = true;  // the chapter's example renormalises
   showLogits(form, state);
   state.bias.forEach((v, i) => { input(form, `bias-${i}`).value = String(v); });
   const chart = drawChart(d3, form.querySelector("svg"), n);
@@ -38,25 +40,45 @@ export async function mount(root) {
       return;
     }
     note.textContent = "";
-    const score = input(form, "score").value;
-    const result = lab.route(state.logits, BigInt(topK), score, state.bias);
-    const unbiased = lab.route(state.logits, BigInt(topK), score, null).chosen;
+    const score = input(form, "score").value, normalize = input(form, "normalize").checked;
+    const result = lab.route(state.logits, BigInt(topK), score, state.bias, normalize);
+    const unbiased = lab.route(state.logits, BigInt(topK), score, null, normalize).chosen;
     showRoute(form, result, n);
     out(form, "summary").value = summary(result);
     out(form, "change").value = change(result, unbiased, state.bias);
     chart(result, state.bias);
   };
 
+  // A routing control changed by hand: the settings are no longer the preset's.
+  const leavePreset = () => {
+    input(form, "preset").value = "";
+    form.querySelector("[data-preset-note]").textContent = "";
+  };
+  const routing = name => ["topK", "score", "normalize"].includes(name)
+    || name.startsWith("bias-");
   form.addEventListener("submit", event => event.preventDefault());
-  form.addEventListener("input", event => event.target.name !== "token" && update());
-  form.addEventListener("change", event => {
-    if (event.target.name !== "token") return;
-    state.logits = data.logits[Number(input(form, "token").value)].slice();  // ffn's, unrounded
-    showLogits(form, state);
+  form.addEventListener("input", event => {
+    const name = event.target.name;
+    if (name === "token" || name === "preset") return;  // their "change" below
+    if (routing(name)) leavePreset();
     update();
+  });
+  form.addEventListener("change", event => {
+    const name = event.target.name;
+    if (name === "preset") {
+      const chosen = input(form, "preset").value;
+      if (chosen !== "") applyPreset(form, data.presets[Number(chosen)], state, n);
+      else form.querySelector("[data-preset-note]").textContent = "";
+      update();
+    } else if (name === "token") {
+      state.logits = data.logits[Number(input(form, "token").value)].slice();  // ffn's
+      showLogits(form, state);
+      update();
+    }
   });
   input(form, "clearBias").addEventListener("click", () => {
     for (let i = 0; i < n; i++) input(form, `bias-${i}`).value = "0";
+    leavePreset();
     update();
   });
   update();
@@ -64,6 +86,16 @@ export async function mount(root) {
 
 const input = (form, name) => form.elements.namedItem(name);
 const out = (form, name) => form.querySelector(`[data-result="${name}"]`);
+
+/** The controls set as a model routes (data.py's ROUTINGS), and what they cannot show. */
+function applyPreset(form, preset, state, n) {
+  input(form, "topK").value = String(preset.topK);
+  input(form, "score").value = preset.score;
+  input(form, "normalize").checked = preset.normalize;
+  state.bias = preset.bias.slice();
+  for (let i = 0; i < n; i++) input(form, `bias-${i}`).value = String(preset.bias[i]);
+  form.querySelector("[data-preset-note]").textContent = preset.note;
+}
 
 // ---- build the controls: the token, top-k, score and a row per expert; the chart's frame
 
@@ -87,6 +119,10 @@ function controls(id, data, n) {
         token's router. Pick a token or edit its logits, choose top-k and the score, and give
         experts a bias: the bias only chooses, the weights come from the scores.</p>
       <div class="ffn-router__controls">
+        <div class="ffn-field ffn-field--wide"><label for="${id}-preset">Routing of</label>
+          <select id="${id}-preset" name="preset"><option value="">the chapter's example,
+            or settings of your own</option>${data.presets.map((p, i) =>
+            `<option value="${i}">${escape(p.name)}</option>`).join("")}</select></div>
         <div class="ffn-field"><label for="${id}-token">Token</label>
           <select id="${id}-token" name="token">${data.logits.map((_, t) =>
             `<option value="${t}">token ${t} of the example</option>`).join("")}</select></div>
@@ -97,9 +133,13 @@ function controls(id, data, n) {
           <select id="${id}-score" name="score">${Object.entries(data.scores).map(
             ([value, label]) => `<option value="${value}">${escape(label)}</option>`)
             .join("")}</select></div>
+        <div class="ffn-field ffn-field--check"><input id="${id}-normalize" name="normalize"
+          type="checkbox"><label for="${id}-normalize">Renormalise the chosen weights to sum
+          to 1</label></div>
         <button type="button" name="clearBias" class="md-button">Set every bias to
           0</button>
       </div>
+      <p class="ffn-widget__note" data-preset-note aria-live="polite"></p>
       <div class="ffn-table"><table class="ffn-router__table">
         <thead><tr><th scope="col">expert</th><th scope="col">logit</th>
           <th scope="col">bias</th><th scope="col">score</th>

@@ -7,8 +7,9 @@
 // Every function checks its arguments as ffn does (_shared/check.js; tests/test_widgets_hostile.py).
 
 import {
-  checkBoolean, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
+  checkBoolean, checkChoice, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
 } from "../_shared/check.js";
+import {formatFixed, formatInt} from "../_shared/format.js";
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {
@@ -88,7 +89,8 @@ const OPTIONAL = new Set(["dFf", "nAttention", "kvDim", "denseDff", "attentionPe
 const DEFAULTS = {name: "custom", dFf: null, nAttention: null, kvDim: null, nExperts: null,
                   topK: null, multipleOf: 256n, ffnDimMultiplier: null, sharedDff: 0n,
                   sharedGate: false, denseLayers: 0n, denseDff: null,
-                  attentionPerLayer: null};
+                  attentionPerLayer: null, routerBias: false, moeEvery: 1n,
+                  nLinearAttention: 0n, linearAttentionPerLayer: null};
 
 /** A model's dimensions checked as ffn.ModelDims checks them, in its order, with its
  * defaults (a field left out or undefined). `m` has the fields of ModelDims in camelCase
@@ -136,7 +138,47 @@ export function modelDims(m) {
     throw new RangeError(`${d.name}: multiple_of and ffn_dim_multiplier size a width by `
                          + `LLaMA's rule, but d_ff is given (${d.dFf})`);
   }
+  checkRouterBiasAndLayerMix(d);
   return d;
+}
+
+/** ModelDims._check_router_bias_and_layer_mix: the fields the models of 2025 need, checked
+ * after the others, as ffn checks them. */
+function checkRouterBiasAndLayerMix(d) {
+  checkBoolean(d.routerBias, "router_bias");
+  checkPositiveInt(d.moeEvery, "moe_every");
+  checkPositiveInt(d.nLinearAttention, "n_linear_attention", true);
+  if (d.linearAttentionPerLayer !== null) {
+    checkPositiveInt(d.linearAttentionPerLayer, "linear_attention_per_layer");
+  }
+  if (d.nExperts === null && (d.routerBias || d.moeEvery !== 1n)) {
+    throw new RangeError("router_bias and moe_every describe a mixture of experts: give "
+                         + "n_experts and top_k");
+  }
+  if (d.moeEvery !== 1n && d.denseDff === null) {
+    throw new RangeError("moe_every > 1 puts dense FFNs between the MoE layers: give "
+                         + "dense_d_ff (and dense_layers >= 1)");
+  }
+  if (Boolean(d.nLinearAttention) !== (d.linearAttentionPerLayer !== null)) {
+    throw new RangeError("n_linear_attention and linear_attention_per_layer go together, got "
+                         + `${d.nLinearAttention} and ${d.linearAttentionPerLayer}`);
+  }
+  if (d.nLinearAttention > attentionSublayers(d)) {
+    throw new RangeError(`n_linear_attention must be at most the ${attentionSublayers(d)} `
+                         + `attention sublayers, got ${d.nLinearAttention}`);
+  }
+}
+
+/** ModelDims.moe_layers: after the dense_layers, one MoE layer in every moe_every
+ * (len(range(dense_layers, n_layers, moe_every))); 0 without experts. */
+export function moeLayers(m) {
+  if (m.nExperts === null || m.denseLayers >= m.nLayers) return 0n;
+  return (m.nLayers - m.denseLayers + m.moeEvery - 1n) / m.moeEvery;
+}
+
+/** ModelDims.attention_sublayers: n_attention, or n_layers when not given. */
+export function attentionSublayers(m) {
+  return m.nAttention ?? m.nLayers;
 }
 
 function isNumber256(v) {  // Python's `multiple_of != 256` is false for 256 and 256.0 alone
@@ -161,8 +203,9 @@ export function resolvedDff(m) {
 /** ModelDims.ffn_parameters_per_layer: one FFN, or one MoE layer (active: a token's part). */
 export function ffnParametersPerLayer(m, active = false) {
   if (m.nExperts === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
+  const routerBias = m.routerBias ? m.nExperts : 0n;  // every token uses the router
   return countMoeParameters(m.dModel, resolvedDff(m), m.nExperts, active ? m.topK : null,
-                            m.bias, m.gated) + sharedParameters(m);
+                            m.bias, m.gated) + sharedParameters(m) + routerBias;
 }
 
 /** ModelDims.shared_parameters: one MoE layer's shared experts and their gate. */
@@ -176,16 +219,20 @@ export function denseFfnParameters(m) {
   return m.denseDff === null ? 0n : countParameters(m.dModel, m.denseDff, m.bias, m.gated);
 }
 
-/** ModelDims.ffn_parameters: all the model's FFNs (active: those one token uses). */
+/** ModelDims.ffn_parameters: all the model's FFNs (active: those one token uses); with
+ * experts, the layers that are not MoE layers have a dense FFN. */
 export function ffnParameters(m, active = false) {
-  return m.denseLayers * denseFfnParameters(m)
-    + (m.nLayers - m.denseLayers) * ffnParametersPerLayer(m, active);
+  if (m.nExperts === null) return m.nLayers * ffnParametersPerLayer(m);
+  const moe = moeLayers(m);
+  return (m.nLayers - moe) * denseFfnParameters(m) + moe * ffnParametersPerLayer(m, active);
 }
 
-/** ModelDims.attention_parameters: all attention sublayers. */
+/** ModelDims.attention_parameters: all attention sublayers, the linear-attention ones
+ * (n_linear_attention) counted at linear_attention_per_layer. */
 export function attentionParameters(m) {
   const perLayer = m.attentionPerLayer ?? countAttentionParameters(m.dModel, m.bias, m.kvDim);
-  return (m.nAttention ?? m.nLayers) * perLayer;
+  const linear = m.nLinearAttention * ((m.linearAttentionPerLayer ?? 0n) - perLayer);
+  return attentionSublayers(m) * perLayer + linear;
 }
 
 /** a / b for BigInts a, b > 0, correctly rounded to a Number as Python's int / int is (for a
@@ -195,11 +242,14 @@ export function attentionParameters(m) {
 export function exactRatio(a, b) {
   if (a < 2n ** 53n && b < 2n ** 53n) return Number(a) / Number(b);
   const bits = v => v.toString(2).length;
-  const k = Math.max(0, 56 + bits(b) - bits(a));  // a * 2**k / b >= 2**55
-  const q = (a << BigInt(k)) / b;
-  const sticky = q * b === a << BigInt(k) ? 0n : 1n;
+  const k = 56 + bits(b) - bits(a);  // a * 2**k / b >= 2**55 (k < 0: a far above b)
+  const [num, den] = k >= 0 ? [a << BigInt(k), b] : [a, b << BigInt(-k)];
+  const q = num / den;
+  const sticky = q * den === num ? 0n : 1n;
   let x = Number((q << 1n) | sticky);  // 2 * (a * 2**k / b), rounded once
+  // then times 2**-(k + 1), exact (Infinity where Python's int / int overflows)
   for (let e = k + 1; e > 0; e -= Math.min(e, 1000)) x /= 2 ** Math.min(e, 1000);
+  for (let e = -(k + 1); e > 0; e -= Math.min(e, 1000)) x *= 2 ** Math.min(e, 1000);
   return x;
 }
 
@@ -212,32 +262,63 @@ export function ffnShare(m) {
 
 /** ModelDims.ffn_flops_per_token: all FFN matrix products for one token. */
 export function ffnFlopsPerToken(m, backward = false) {
-  let perLayer;
   if (m.nExperts === null) {
-    perLayer = countFlops(m.dModel, resolvedDff(m), 1n, m.gated, backward);
-  } else {
-    perLayer = countMoeFlops(m.dModel, resolvedDff(m), m.nExperts, m.topK, 1n, m.gated,
-                             backward);
-    if (m.sharedDff) perLayer += countFlops(m.dModel, m.sharedDff, 1n, m.gated, backward);
-    perLayer += (backward ? 6n : 2n) * m.dModel * (m.sharedGate ? 1n : 0n);
+    return m.nLayers * countFlops(m.dModel, resolvedDff(m), 1n, m.gated, backward);
   }
+  let perLayer = countMoeFlops(m.dModel, resolvedDff(m), m.nExperts, m.topK, 1n, m.gated,
+                               backward);
+  if (m.sharedDff) perLayer += countFlops(m.dModel, m.sharedDff, 1n, m.gated, backward);
+  perLayer += (backward ? 6n : 2n) * m.dModel * (m.sharedGate ? 1n : 0n);
+  const moe = moeLayers(m);
   const dense = m.denseDff === null ? 0n
-    : m.denseLayers * countFlops(m.dModel, m.denseDff, 1n, m.gated, backward);
-  return dense + (m.nLayers - m.denseLayers) * perLayer;
+    : (m.nLayers - moe) * countFlops(m.dModel, m.denseDff, 1n, m.gated, backward);
+  return dense + moe * perLayer;
+}
+
+// ffn.inference.BYTES_PER_VALUE: the bytes a value of each format takes, block scales
+// included, as [numerator, denominator]: MXFP4 17 bytes per 32 values (4.25 bits), NVFP4 9
+// per 16 (4.5 bits; its 4-byte scale per tensor left out, as ffn leaves it out).
+const BYTES_PER_VALUE = {
+  float32: [4n, 1n], bfloat16: [2n, 1n], int8: [1n, 1n], e4m3: [1n, 1n],
+  mxfp4: [17n, 32n], nvfp4: [9n, 16n],
+};
+
+/** The names of ffn.inference.BYTES_PER_VALUE, in its order. */
+export function weightFormats() {
+  return Object.keys(BYTES_PER_VALUE);
+}
+
+/** decode_bytes' bytes_per_value: a positive BigInt, or a format's name ("mxfp4"), as the
+ * exact fraction {numerator, denominator} ffn reads it as (an int: denominator 1). */
+export function weightBytes(value) {
+  if (typeof value === "string") {
+    const [numerator, denominator] = BYTES_PER_VALUE[
+      checkChoice(value, "bytes_per_value", weightFormats())];
+    return {numerator, denominator};
+  }
+  return {numerator: checkPositiveInt(value, "bytes_per_value"), denominator: 1n};
 }
 
 /** ffn.decode_bytes(m, batch=1, bytesPerValue): bytes the FFNs move for one decoded token.
- * A BigInt for one FFN per layer (ffn: an int); a Number for a mixture of experts (ffn: a
- * float), by the same double operations in the same order. */
+ * A BigInt for one FFN per layer at a whole number of bytes a value (ffn: an int); else a
+ * Number (ffn: a float), by the same double operations in the same order: a Fraction's
+ * float is its correctly rounded quotient (Python's int / int, as exactRatio). */
 export function decodeBytes(m, bytesPerValue = 2n) {
-  checkPositiveInt(bytesPerValue, "bytes_per_value");
+  const {numerator: size, denominator: per} = weightBytes(bytesPerValue);
   const batch = 1n;
   const activations = 2n * batch * m.dModel;  // x read, y written
+  const tooLarge = () => new RangeError(
+    `decode_bytes: with bytes_per_value = ${typeof bytesPerValue === "string" ? bytesPerValue
+      : shortInt(bytesPerValue)} the bytes of ${m.name} pass the doubles' 1.8e308`);
   if (m.nExperts === null) {
-    return m.nLayers * bytesPerValue * (ffnParametersPerLayer(m) + activations);
+    const exact = m.nLayers * size * (ffnParametersPerLayer(m) + activations);
+    if (per === 1n) return exact;
+    const bytes = exactRatio(exact, per);  // float(Fraction)
+    if (!Number.isFinite(bytes)) throw tooLarge();
+    return bytes;
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const router = m.dModel * m.nExperts;
+  const router = m.dModel * m.nExperts + (m.routerBias ? m.nExperts : 0n);
   const float = v => {  // Python's int + float converts the int first: OverflowError
     const x = Number(v);
     if (!Number.isFinite(x)) {
@@ -246,6 +327,8 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     }
     return x;
   };
+  // An int (per 1) or a Fraction meeting a float: converted first, rounded once.
+  const toFloat = v => per === 1n ? float(v) : exactRatio(v, per);
   const n = float(m.nExperts);
   // experts_read at batch 1, as ffn computes it: exact (top_k itself) for n_experts below
   // 2**64, else n * -expm1(log1p(-k/n)), the form that cannot cancel.
@@ -254,12 +337,10 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     : n * -Math.expm1(Math.log1p(-float(m.topK) / n));
   // Python adds the ints to the float one at a time, each converted to a double first.
   const weights = float(router) + read * float(expert) + float(sharedParameters(m));
-  const moeLayers = m.nLayers - m.denseLayers;
-  const dense = m.denseLayers * bytesPerValue * (denseFfnParameters(m) + activations);
-  const bytes = float(moeLayers * bytesPerValue) * (weights + float(activations)) + float(dense);
-  if (!Number.isFinite(bytes)) {
-    throw new RangeError(`decode_bytes: the bytes of ${m.name} pass the doubles' 1.8e308`);
-  }
+  const moe = moeLayers(m);  // the dense FFNs: the leading ones and, with moe_every, between
+  const dense = (m.nLayers - moe) * size * (denseFfnParameters(m) + activations);
+  const bytes = toFloat(moe * size) * (weights + float(activations)) + toFloat(dense);
+  if (!Number.isFinite(bytes)) throw tooLarge();
   return bytes;
 }
 
@@ -284,5 +365,26 @@ export function sizeModel(m, bytesPerValue = 2n) {
     flopsTraining: ffnFlopsPerToken(m, true),
     bytes,
     gigabytes,
+  };
+}
+
+/** What the sizer prints for checked dimensions, as widgets/sizer/data.py's sizer_numbers
+ * prints ffn's numbers: ints with commas, the share to 4 decimals, bytes that are a float
+ * (experts, or a fraction of a byte a weight) to none, GB to 3; "" where a row is hidden
+ * (the active counts of a model without experts). */
+export function sizerNumbers(m, bytesPerValue = 2n) {
+  const size = sizeModel(m, bytesPerValue);
+  return {
+    dFf: size.dFf.toString(),
+    perLayer: formatInt(size.perLayer),
+    perLayerActive: size.perLayerActive === null ? "" : formatInt(size.perLayerActive),
+    share: formatFixed(size.share, 4),
+    total: formatInt(size.total),
+    totalActive: size.totalActive === null ? "" : formatInt(size.totalActive),
+    flops: formatInt(size.flops),
+    flopsTraining: formatInt(size.flopsTraining),
+    bytes: typeof size.bytes === "bigint" ? formatInt(size.bytes)
+      : formatFixed(size.bytes, 0, true),
+    gigabytes: formatFixed(size.gigabytes, 3),
   };
 }

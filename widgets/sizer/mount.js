@@ -1,23 +1,25 @@
 // The model sizer (Parameters and FLOPs): a model of ffn.models or dimensions typed in; its
-// FFN's parameters, share, FLOPs and bytes follow (./lab.js, held to ffn in
-// tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py). `mount` wires
-// the steps below: build the controls, read them, compute, draw, describe.
+// FFN's parameters, share, FLOPs and bytes in the chosen weight format follow (./lab.js, held
+// to ffn in tests/test_widgets.py; the page against ffn in tests/browser/test_widgets.py).
+// `mount` wires the steps below: build the controls, read them, draw (the strings computed by
+// lab.sizerNumbers), describe.
 import * as lab from "./lab.js";
-import {formatFixed, formatInt} from "../_shared/format.js";
 import {readNumber} from "../_shared/read.js";
 import {escape, fragment, uid} from "../_shared/dom.js";
 
 // The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt.
 const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",
-                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer"];
+                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer",
+                  "moeEvery", "nLinearAttention", "linearAttentionPerLayer"];
 const presetDims = m => Object.fromEntries(Object.entries(m).map(([k, v]) =>
   [k, INTEGERS.includes(k) && v !== null ? BigInt(v) : v]));
 
 export function mount(root) {
-  const {models: json} = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
-  const models = json.map(presetDims);
-  root.append(fragment(controls(uid("sizer"), models)));
+  const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const models = data.models.map(presetDims);
+  root.append(fragment(controls(uid("sizer"), models, data.formats)));
   const form = root.querySelector("form");
+  input(form, "bytes").value = data.format;
   let preset = models[0];
   const update = () => show(form, preset);
   form.addEventListener("submit", event => event.preventDefault());
@@ -34,7 +36,7 @@ export function mount(root) {
 
 // ---- build the controls: the markup of the form, its fields and its results
 
-function controls(id, models) {
+function controls(id, models, formats) {
   const field = (name, label, attrs) =>
     `<div class="ffn-field"><label for="${id}-${name}">${label}</label>` +
     `<input id="${id}-${name}" name="${name}" type="number" ${attrs}></div>`;
@@ -68,10 +70,10 @@ function controls(id, models) {
       ${check("bias", "Biases")}
       ${field("nExperts", "Experts (1: one FFN, no router)", 'min="1" step="1" required')}
       ${field("topK", "Experts per token (top-k)", 'min="1" step="1" required')}
-      <div class="ffn-field"><label for="${id}-bytes">Bytes per weight</label>
-        <select id="${id}-bytes" name="bytes"><option value="1">1 (8-bit)</option>
-          <option value="2" selected>2 (bfloat16)</option>
-          <option value="4">4 (float32)</option></select></div>
+      <div class="ffn-field ffn-field--wide"><label for="${id}-bytes">Bytes per weight</label>
+        <select id="${id}-bytes" name="bytes">${formats.map(f =>
+          `<option value="${escape(f.name)}">${escape(f.label)}</option>`).join("")}
+          </select></div>
       <p class="ffn-widget__note" data-note aria-live="polite"></p>
       <dl class="ffn-results" aria-live="polite">
         ${result("dFfShown", "Hidden width d_ff, as used")}
@@ -149,29 +151,10 @@ function typedDims(form, preset, rule) {
     topK: moe ? integer(form, "topK", "top_k") : null,
   };
   if (!moe) {  // one FFN: no shared experts, no dense layers (ModelDims refuses them)
-    Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null});
+    Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null,
+                      routerBias: false, moeEvery: 1n});
   }
   return m;
-}
-
-// ---- compute: what the sizer shows for dimensions ffn counts, each result's text ("" hides
-// its row)
-
-function results(m, bytesPerValue) {
-  const size = lab.sizeModel(m, bytesPerValue);
-  return {
-    dFfShown: size.dFf.toString(),
-    perLayer: formatInt(size.perLayer),
-    perLayerActive: size.perLayerActive === null ? "" : formatInt(size.perLayerActive),
-    share: formatFixed(size.share, 4),
-    total: formatInt(size.total),
-    totalActive: size.totalActive === null ? "" : formatInt(size.totalActive),
-    flops: formatInt(size.flops),
-    flopsTraining: formatInt(size.flopsTraining),
-    bytes: typeof size.bytes === "bigint" ? formatInt(size.bytes)
-      : formatFixed(size.bytes, 0, true),
-    gigabytes: formatFixed(size.gigabytes, 3),
-  };
 }
 
 // ---- draw: every change shows the fields' numbers, or names the refusal and shows none
@@ -189,17 +172,17 @@ function show(form, preset) {
   let m, shown;
   try {
     m = lab.modelDims(typedDims(form, preset, rule));
-    shown = results(m, BigInt(input(form, "bytes").value));
+    shown = lab.sizerNumbers(m, input(form, "bytes").value);  // a format's name
   } catch (error) {
     if (rule) input(form, "dFf").value = "";  // the rule's width: none for refused dimensions
     note.textContent = `Not a model ffn would count: ${error.message}.`;
     if (error instanceof TypeError || error instanceof RangeError) return;
     throw error;
   }
-  if (rule) input(form, "dFf").value = shown.dFfShown;  // the width the rule gives the fields
+  if (rule) input(form, "dFf").value = shown.dFf;  // the width the rule gives the fields
   note.textContent = keptNote(preset, m.nExperts !== null);
   for (const [name, text] of Object.entries(shown)) {
-    const out = form.querySelector(`[data-result="${name}"]`);
+    const out = form.querySelector(`[data-result="${name === "dFf" ? "dFfShown" : name}"]`);
     out.value = text;
     out.closest(".ffn-result").hidden = text === "";
   }
@@ -211,8 +194,18 @@ function keptNote(preset, moe) {
   const kept = [];
   if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
   if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
-  if (preset.attentionPerLayer !== null) kept.push("its latent attention");
+  if (preset.attentionPerLayer !== null) kept.push("its attention's own parameter count");
+  if (preset.nLinearAttention) {
+    kept.push(`its ${preset.nLinearAttention} linear-attention sublayers`);
+  }
   if (moe && preset.sharedDff) kept.push("its shared experts");
-  if (moe && preset.denseLayers) kept.push(`its ${preset.denseLayers} dense layers`);
+  if (moe && preset.routerBias) kept.push("its router's bias");
+  if (moe && preset.moeEvery > 1n) {
+    kept.push(`a dense FFN of width ${preset.denseDff} in every layer that is not one of `
+              + `its MoE layers (one in every ${preset.moeEvery})`);
+  } else if (moe && preset.denseLayers) {
+    kept.push(`its ${preset.denseLayers} leading dense `
+              + `layer${preset.denseLayers > 1n ? "s" : ""}`);
+  }
   return kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
 }
