@@ -343,7 +343,8 @@ FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
 
 ALL_MODELS: tuple[ModelDims, ...] = (*MODELS, *LLAMA_MODELS, *MOE_MODELS,
                                      *FINE_GRAINED_MOE_MODELS)
-"""Every model of the four tuples above, in their order: what ``get_model`` knows."""
+"""Every model of the four tuples above, in their order (``get_model`` knows these and
+RECENT_MOE_MODELS)."""
 
 
 def head_attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, head_dim: int,
@@ -480,7 +481,7 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
                      "every 4th layer) are transformers' Qwen3NextConfig() defaults"),
 )
 """Open mixtures of experts released in 2025 (Llama 4 first, on 5 April). Not in ``ALL_MODELS``
-(the widgets' presets) yet; ``get_model`` knows them."""
+(the models up to DeepSeek-V3); ``get_model`` and the sizer's presets know them too."""
 
 
 def get_model(name: str) -> ModelDims:
