@@ -9,10 +9,10 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import random_weights, readonly_copy
+from ffn._layer import random_weights
 from ffn._validate import FloatArray
 from ffn.clamped import ClampedSwiGLU
-from ffn.moe import Expert, MixtureOfExperts
+from ffn.moe import Expert, MixtureOfExperts, expert_vector
 
 __all__ = ["RouterBiasMoE"]
 
@@ -37,7 +37,7 @@ class RouterBiasMoE(MixtureOfExperts):
 
     Raises:
         TypeError, ValueError: as ``MixtureOfExperts``, and for a ``router_bias`` not of shape
-            ``(n_experts,)`` or not of the experts' dtype.
+            ``(n_experts,)``, not of the experts' dtype or not finite.
     """
 
     router_bias: FloatArray  # (n_experts,), a read-only copy
@@ -45,12 +45,7 @@ class RouterBiasMoE(MixtureOfExperts):
     def __init__(self, router: object, router_bias: object, experts: Sequence[Expert],
                  top_k: int = 4) -> None:
         super().__init__(router, experts, top_k)
-        w = check.params({"router_bias": router_bias}, {"router_bias": "n_experts"},
-                         known={"n_experts": self.n_experts})[0]["router_bias"]
-        if w is None or w.dtype != self.dtype:
-            raise TypeError(f"router_bias has dtype {None if w is None else w.dtype} but the "
-                            f"experts {self.dtype}")
-        self.router_bias = readonly_copy(w)
+        self.router_bias = expert_vector(router_bias, "router_bias", self.n_experts, self.dtype)
 
     @classmethod
     def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 4,
