@@ -20,10 +20,11 @@ __all__ = ["RouterBiasMoE"]
 class RouterBiasMoE(MixtureOfExperts):
     """A mixture of experts whose logits are ``z = x @ router + router_bias`` (gpt-oss).
 
-    The ``top_k`` largest ``z`` choose the experts (ties: the lower index) and a softmax over
-    those ``top_k`` logits alone weighs their outputs: ``y = sum_j softmax(z_chosen)_j *
-    expert_j(x)``. That is ``MixtureOfExperts``' default routing (a softmax, renormalised over
-    the chosen) with the bias inside the logits, so it moves both the choice and the weights.
+    The ``top_k`` largest ``z`` choose the experts (ties: the lower index, where
+    ``torch.topk`` may take others) and a softmax over those ``top_k`` logits alone weighs
+    their outputs: ``y = sum_j softmax(z_chosen)_j * expert_j(x)``. That is
+    ``MixtureOfExperts``' default routing (a softmax, renormalised over the chosen) with the
+    bias inside the logits, so it moves both the choice and the weights.
     Unlike DeepSeek-V3's choice ``bias``, ``router_bias`` is a parameter: ``grads`` has
     ``"router_bias"`` beside ``"router"`` and the experts' (gpt-oss's experts are
     ``ClampedSwiGLU`` blocks). ``load_balancing_grad`` is the loss's gradient for ``router``

@@ -184,7 +184,9 @@ def routed_parts(moe: ffn.MixtureOfExperts, block: object, x: np.ndarray) -> np.
         logits, scores, indices = block.gate(t64(x))  # type: ignore[attr-defined]
         assert_close(numpy(logits), x @ moe.router)
         np.testing.assert_array_equal(np.sort(numpy(indices), -1), np.sort(chosen, -1))
-        order = np.argsort(numpy(indices), -1)  # torch.topk's order for its own ties
+        # the sort only aligns the two orders within the top-k (torch.topk lists by score, ffn
+        # too, but the sets are what is compared); these logits have no ties
+        order = np.argsort(numpy(indices), -1)
         assert_close(np.take_along_axis(numpy(scores), order, -1),
                      np.take_along_axis(weights, np.argsort(chosen, -1), -1), F32_RTOL, 0.0)
         return numpy(block.experts(t64(x), torch.from_numpy(chosen),  # type: ignore[attr-defined]
@@ -221,6 +223,38 @@ def test_gated_shared_moe_matches_qwen2_moe_sparse_block(normalize: bool) -> Non
     for name, key in (("W", "gate_proj"), ("V", "up_proj"), ("W2", "down_proj")):
         assert_close(ours.grads[f"shared_expert.{name}"], g[f"shared_expert.{key}.weight"].T,
                      what=name)
+
+
+def test_ties_choose_other_experts_than_transformers() -> None:
+    # ffn breaks a tie for the lower index; torch.topk leaves its tie order unspecified. Two
+    # ways to tie: a zero router (Qwen3-MoE's and gpt-oss's router modules start from
+    # torch.zeros), and logits distinct in float64 whose float32 softmax (Qwen's) rounds equal.
+    base = ffn.MixtureOfExperts.random(D_MODEL, D_FF, 8, top_k=2, variant="swiglu", seed=70)
+    moe = ffn.MixtureOfExperts(np.zeros((D_MODEL, 8)), list(base.experts), 2)
+    block = qwen_block(moe, "qwen3_moe")
+    x = rows(71, n=3)
+    _, chosen, weights = moe.route(x)
+    np.testing.assert_array_equal(chosen, [[0, 1]] * 3)
+    with torch.no_grad():
+        _, scores, indices = block.gate(t64(x))  # type: ignore[attr-defined]
+        theirs = numpy(block(t64(x[None])))[0]  # type: ignore[operator]
+    # what torch 2.13 chose on this CPU (AMD EPYC); the same weights, 1/2 each, as ffn's
+    np.testing.assert_array_equal(numpy(indices), [[6, 5]] * 3)
+    np.testing.assert_array_equal(numpy(scores), weights)
+    expected = (moe.experts[6](x) + moe.experts[5](x)) / 2  # their choice, in ffn's experts
+    assert_close(theirs, expected, what="transformers on its tied choice")
+    assert np.abs(moe(x) - theirs).max() > 0.1  # so the two blocks differ, by far
+    # top-1 of the logits (1e-9, 0, -1, ...): ffn takes expert 0, the float64 maximum; in
+    # float32 the two softmax scores are equal and Qwen's top-k takes expert 1
+    router = np.zeros((D_MODEL, 8))
+    router[0] = [1e-9, 0.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]
+    top1 = ffn.MixtureOfExperts(router, list(base.experts), 1)
+    row = np.eye(1, D_MODEL)  # (1, d_model): logits = router[0]
+    p32 = torch.softmax(t64(row @ router), dim=-1, dtype=torch.float)
+    assert p32[0, 0] == p32[0, 1]
+    with torch.no_grad():
+        indices = qwen_block(top1, "qwen3_moe").gate(t64(row))[2]  # type: ignore[attr-defined]
+    assert (top1.route(row)[1].item(), numpy(indices).item()) == (0, 1)
 
 
 def test_qwen_moe_configs_default_to_unnormalised_top_k() -> None:
