@@ -156,7 +156,7 @@ def qwen_block(moe: ffn.MixtureOfExperts, model: str) -> object:
     """transformers' Qwen2/Qwen3 sparse block, float64, with ``moe``'s routed weights."""
     kw = {"hidden_size": D_MODEL, "moe_intermediate_size": D_FF, "num_experts": moe.n_experts,
           "num_experts_per_tok": moe.top_k, "norm_topk_prob": moe.normalize,
-          "hidden_act": "silu"}
+          "hidden_act": "silu", "experts_implementation": "eager"}
     if model == "qwen2_moe":
         config = transformers.Qwen2MoeConfig(shared_expert_intermediate_size=SHARED_D_FF, **kw)
         block = modeling(model).Qwen2MoeSparseMoeBlock(config)
