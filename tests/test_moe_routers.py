@@ -284,8 +284,16 @@ def test_random_layers() -> None:
     assert all(isinstance(e, ffn.ClampedSwiGLU) for e in gpt.experts)
     assert gpt.router_bias.shape == (N_EXPERTS,) and not gpt.router_bias.flags.writeable
     assert list(gpt.named_parameters())[:2] == ["router", "router_bias"]
-    llama = ffn.InputScaledMoE.random(D_MODEL, D_FF, N_EXPERTS, top_k=1, variant="swiglu")
+    llama = ffn.InputScaledMoE.random(D_MODEL, D_FF, N_EXPERTS)  # Llama 4's: top-1, SwiGLU
+    assert llama.top_k == 1 and not llama.shared_experts
+    assert all(isinstance(e, ffn.GatedFeedForward) and e.variant == "swiglu"
+               for e in llama.experts)
+    same = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, 1, "swiglu")  # seed 0 both
+    np.testing.assert_array_equal(llama.router, same.router)
+    np.testing.assert_array_equal(llama.experts[2].W, same.experts[2].W)
     assert llama(np.ones(D_MODEL)).shape == (D_MODEL,)
+    gelu = ffn.InputScaledMoE.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, variant=None)
+    assert gelu.top_k == 2 and isinstance(gelu.experts[0], ffn.FeedForward)
 
 
 # ---------------------------------------------------------------- bad input
