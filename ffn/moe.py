@@ -1,7 +1,13 @@
 """A mixture of experts (a router picks ``top_k`` of ``n_experts`` FFN blocks a row); its counts.
 
 Mixtral's router by default; DeepSeek-V3's with ``score="sigmoid"``, a choice ``bias``, groups,
-a ``scale`` and ``shared_experts``.
+a ``scale`` and ``shared_experts``. The 2025 routers reuse its steps: ``RouterBiasMoE``
+(``ffn/router_bias.py``) overrides ``_logits`` and ``_router_grads`` (a bias inside the logits,
+and its gradient); ``InputScaledMoE`` (``ffn/input_scaled.py``) overrides ``forward`` and
+``backward`` and calls ``_route`` and ``_router_backward``, so ``_logits`` and
+``_router_grads``; ``GatedSharedMoE`` (``ffn/shared_gate.py``) wraps a ``MixtureOfExperts``.
+``load_balancing_grad`` returns ``x.T @ dlogits``, the gradient for ``router`` alone, not
+through ``_router_grads``.
 """
 
 from __future__ import annotations
