@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ffn._layer import forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
@@ -39,6 +41,15 @@ class InputScaledMoE(MixtureOfExperts):
                  shared_experts: Sequence[Expert] = ()) -> None:
         super().__init__(router, experts, top_k, normalize=False, score="sigmoid",
                          shared_experts=shared_experts)
+
+    @classmethod
+    def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 1,
+               variant: str | None = "swiglu", seed: int | np.integer[Any] | None = 0,
+               dtype: DTypeLike = np.float64) -> InputScaledMoE:
+        """``MixtureOfExperts.random``'s router and experts with Llama 4's defaults: top-1,
+        SwiGLU experts (``variant=None``: GELU ``FeedForward``), no shared expert."""
+        moe = MixtureOfExperts.random(d_model, d_ff, n_experts, top_k, variant, seed, dtype)
+        return cls(moe.router, list(moe.experts), moe.top_k)
 
     @forward_pass
     @quiet

@@ -1,7 +1,13 @@
 """A mixture of experts (a router picks ``top_k`` of ``n_experts`` FFN blocks a row); its counts.
 
 Mixtral's router by default; DeepSeek-V3's with ``score="sigmoid"``, a choice ``bias``, groups,
-a ``scale`` and ``shared_experts``.
+a ``scale`` and ``shared_experts``. The 2025 routers reuse its steps: ``RouterBiasMoE``
+(``ffn/router_bias.py``) overrides ``_logits`` and ``_router_grads`` (a bias inside the logits,
+and its gradient); ``InputScaledMoE`` (``ffn/input_scaled.py``) overrides ``forward`` and
+``backward`` and calls ``_route`` and ``_router_backward``, so ``_logits`` and
+``_router_grads``; ``GatedSharedMoE`` (``ffn/shared_gate.py``) wraps a ``MixtureOfExperts``.
+``load_balancing_grad`` returns ``x.T @ dlogits``, the gradient for ``router`` alone, not
+through ``_router_grads``.
 """
 
 from __future__ import annotations
@@ -140,6 +146,9 @@ class MixtureOfExperts(Layer):
         # The choice: p + bias, or, without a bias, the logits (same order as p, no underflow);
         # + 0 * p keeps p's NaN: a softmax row with a NaN or inf logit is NaN throughout.
         choice = logits + 0.0 * p if self.bias is None else p + self.bias  # (N, n_experts)
+        # argsort puts NaN last, so a row with a NaN choice would choose by index and weigh its
+        # (finite) chosen: its weights are NaN instead (before groups mask NaN to -inf)
+        unknown = np.isnan(choice).any(axis=-1)  # (N,)
         if self.n_groups > 1:
             size = self.n_experts // self.n_groups  # not -1: N may be 0
             grouped = choice.reshape(len(x), self.n_groups, size)  # (N, n_groups, size)
@@ -158,6 +167,7 @@ class MixtureOfExperts(Layer):
             share = _softmax(np.take_along_axis(log_p, chosen, axis=-1))  # (N, top_k)
         else:
             share = np.take_along_axis(p, chosen, axis=-1)  # (N, top_k), unbiased scores
+        share[unknown] = np.nan  # a NaN in, a NaN out; other rows untouched
         return p, chosen, share
 
     def _logits(self, x: FloatArray) -> FloatArray:
@@ -370,7 +380,7 @@ def _checked(router: object, experts: object, top_k: object, normalize: object, 
     top_k = check_top_k(top_k, len(experts))
     normalize = check.boolean(normalize, "normalize")
     score = check.choice(score, "score", SCORES)
-    choice_bias = _choice_bias(bias, len(experts), first.dtype)
+    choice_bias = None if bias is None else expert_vector(bias, "bias", len(experts), first.dtype)
     n_groups, top_groups = _groups(n_groups, top_groups, len(experts), top_k)
     scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
     shared = _shared(shared_experts, first.d_model, first.dtype)
@@ -378,16 +388,15 @@ def _checked(router: object, experts: object, top_k: object, normalize: object, 
             shared)
 
 
-def _choice_bias(bias: object, n_experts: int, dtype: np.dtype[Any]) -> FloatArray | None:
-    """A read-only copy of ``bias`` ``(n_experts,)`` in the experts' dtype, or None."""
-    if bias is None:
-        return None
-    b = check.params({"bias": bias}, {"bias": "n_experts"}, known={"n_experts": n_experts})[0]
-    if (b_arr := b["bias"]) is None or b_arr.dtype != dtype:
-        raise TypeError(f"bias has dtype {None if b_arr is None else b_arr.dtype} but the "
+def expert_vector(value: object, name: str, n_experts: int, dtype: np.dtype[Any]) -> FloatArray:
+    """A read-only copy of ``value``, a finite ``(n_experts,)`` array of the experts' dtype
+    (``bias`` here, ``RouterBiasMoE``'s ``router_bias``)."""
+    b = check.params({name: value}, {name: "n_experts"}, known={"n_experts": n_experts})[0]
+    if (b_arr := b[name]) is None or b_arr.dtype != dtype:
+        raise TypeError(f"{name} has dtype {None if b_arr is None else b_arr.dtype} but the "
                         f"experts {dtype}")
     if not np.all(np.isfinite(b_arr)):
-        raise ValueError("bias must be finite: a NaN or infinite bias makes the choice "
+        raise ValueError(f"{name} must be finite: a NaN or infinite {name} makes the choice "
                          "meaningless")
     return readonly_copy(b_arr)
 

@@ -9,10 +9,10 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ffn import _validate as check
-from ffn._layer import random_weights, readonly_copy
+from ffn._layer import random_weights
 from ffn._validate import FloatArray
 from ffn.clamped import ClampedSwiGLU
-from ffn.moe import Expert, MixtureOfExperts
+from ffn.moe import Expert, MixtureOfExperts, expert_vector
 
 __all__ = ["RouterBiasMoE"]
 
@@ -20,10 +20,11 @@ __all__ = ["RouterBiasMoE"]
 class RouterBiasMoE(MixtureOfExperts):
     """A mixture of experts whose logits are ``z = x @ router + router_bias`` (gpt-oss).
 
-    The ``top_k`` largest ``z`` choose the experts (ties: the lower index) and a softmax over
-    those ``top_k`` logits alone weighs their outputs: ``y = sum_j softmax(z_chosen)_j *
-    expert_j(x)``. That is ``MixtureOfExperts``' default routing (a softmax, renormalised over
-    the chosen) with the bias inside the logits, so it moves both the choice and the weights.
+    The ``top_k`` largest ``z`` choose the experts (ties: the lower index, where
+    ``torch.topk`` may take others) and a softmax over those ``top_k`` logits alone weighs
+    their outputs: ``y = sum_j softmax(z_chosen)_j * expert_j(x)``. That is
+    ``MixtureOfExperts``' default routing (a softmax, renormalised over the chosen) with the
+    bias inside the logits, so it moves both the choice and the weights.
     Unlike DeepSeek-V3's choice ``bias``, ``router_bias`` is a parameter: ``grads`` has
     ``"router_bias"`` beside ``"router"`` and the experts' (gpt-oss's experts are
     ``ClampedSwiGLU`` blocks). ``load_balancing_grad`` is the loss's gradient for ``router``
@@ -37,7 +38,7 @@ class RouterBiasMoE(MixtureOfExperts):
 
     Raises:
         TypeError, ValueError: as ``MixtureOfExperts``, and for a ``router_bias`` not of shape
-            ``(n_experts,)`` or not of the experts' dtype.
+            ``(n_experts,)``, not of the experts' dtype or not finite.
     """
 
     router_bias: FloatArray  # (n_experts,), a read-only copy
@@ -45,12 +46,7 @@ class RouterBiasMoE(MixtureOfExperts):
     def __init__(self, router: object, router_bias: object, experts: Sequence[Expert],
                  top_k: int = 4) -> None:
         super().__init__(router, experts, top_k)
-        w = check.params({"router_bias": router_bias}, {"router_bias": "n_experts"},
-                         known={"n_experts": self.n_experts})[0]["router_bias"]
-        if w is None or w.dtype != self.dtype:
-            raise TypeError(f"router_bias has dtype {None if w is None else w.dtype} but the "
-                            f"experts {self.dtype}")
-        self.router_bias = readonly_copy(w)
+        self.router_bias = expert_vector(router_bias, "router_bias", self.n_experts, self.dtype)
 
     @classmethod
     def random(cls, d_model: int, d_ff: int, n_experts: int, top_k: int = 4,

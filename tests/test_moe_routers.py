@@ -211,6 +211,66 @@ def test_grouped_experts_run_the_router_bias_bit_for_bit() -> None:
         np.testing.assert_array_equal(grouped.grads[name], g, err_msg=name)
 
 
+def experts_of(w: dict[str, np.ndarray]) -> list[ffn.GatedFeedForward]:
+    return [block(w, f"experts.{i}.") for i in range(N_EXPERTS)]
+
+
+NAN_CASES: dict[str, tuple[dict[str, np.ndarray], Callable[[dict[str, np.ndarray]], ffn.Layer]]]
+NAN_CASES = {  # name: (arrays, build); MixtureOfExperts' routers, the 2025 ones, and grouped
+    "mixtral": (llama4_arrays(10, 0), lambda w: ffn.MixtureOfExperts(w["router"], experts_of(w))),
+    "softmax-raw": (llama4_arrays(11, 0), lambda w: ffn.MixtureOfExperts(
+        w["router"], experts_of(w), 2, False)),
+    "sigmoid-raw": (llama4_arrays(12, 0), lambda w: ffn.MixtureOfExperts(
+        w["router"], experts_of(w), 2, False, score="sigmoid")),
+    "deepseek-groups": (llama4_arrays(13, 0), lambda w: ffn.MixtureOfExperts(
+        w["router"], experts_of(w), 2, score="sigmoid", bias=[0.1, -0.2, 0.3, 0.0],
+        n_groups=2, top_groups=1, scale=2.5)),
+    "llama4": CASES["llama4-top1"],
+    "gpt-oss": CASES["gpt-oss-top2-clamped"],
+    "qwen2": CASES["qwen2-top2-normalized"],
+    "grouped-mixtral": (llama4_arrays(10, 0), lambda w: ffn.GroupedExperts(
+        ffn.MixtureOfExperts(w["router"], experts_of(w)))),
+    "grouped-gpt-oss": (CASES["gpt-oss-top2-clamped"][0], lambda w: ffn.GroupedExperts(
+        gpt_oss(2, limit=0.8)(w))),  # type: ignore[arg-type]
+}
+
+
+@pytest.mark.parametrize("case", NAN_CASES)
+def test_a_nan_router_column_makes_every_row_nan(case: str) -> None:
+    # which experts a row would choose is unknown when one logit is NaN: argsort would put it
+    # last and the weights of the finite rest would be finite and wrong
+    w, build = NAN_CASES[case]
+    w = {k: v.copy() for k, v in w.items()}
+    w["router"][:, 3] = np.nan
+    layer = build(w)
+    x = np.random.default_rng(27).normal(size=(5, D_MODEL))
+    assert np.isnan(layer(x)).all()
+    moe = getattr(layer, "moe", layer)
+    if isinstance(moe, ffn.MixtureOfExperts):
+        assert np.isnan(moe.route(x)[2]).all()
+
+
+@pytest.mark.parametrize("case", NAN_CASES)
+def test_a_nan_input_row_is_nan_and_leaves_the_others(case: str) -> None:
+    w, build = NAN_CASES[case]
+    layer = build(w)
+    x = np.random.default_rng(28).normal(size=(5, D_MODEL))
+    clean = np.delete(x, 1, axis=0)
+    x[1, 2] = np.nan
+    y = layer(x)
+    assert np.isnan(y[1]).all()
+    np.testing.assert_allclose(np.delete(y, 1, axis=0), layer(clean), rtol=1e-13, atol=0.0)
+
+
+def test_grouped_experts_give_the_loop_s_nan() -> None:
+    w, build = NAN_CASES["mixtral"]
+    w = {k: v.copy() for k, v in w.items()}
+    w["router"][:, 3] = np.nan
+    x = np.random.default_rng(29).normal(size=(4, D_MODEL))
+    loop = build(w)
+    np.testing.assert_array_equal(ffn.GroupedExperts(loop)(x), loop(x))  # NaN equals NaN here
+
+
 def test_repr_names_the_router() -> None:
     for case in ("llama4-top1", "gpt-oss-top3-free", "qwen2-top2-normalized"):
         w, build = CASES[case]
@@ -224,8 +284,16 @@ def test_random_layers() -> None:
     assert all(isinstance(e, ffn.ClampedSwiGLU) for e in gpt.experts)
     assert gpt.router_bias.shape == (N_EXPERTS,) and not gpt.router_bias.flags.writeable
     assert list(gpt.named_parameters())[:2] == ["router", "router_bias"]
-    llama = ffn.InputScaledMoE.random(D_MODEL, D_FF, N_EXPERTS, top_k=1, variant="swiglu")
+    llama = ffn.InputScaledMoE.random(D_MODEL, D_FF, N_EXPERTS)  # Llama 4's: top-1, SwiGLU
+    assert llama.top_k == 1 and not llama.shared_experts
+    assert all(isinstance(e, ffn.GatedFeedForward) and e.variant == "swiglu"
+               for e in llama.experts)
+    same = ffn.MixtureOfExperts.random(D_MODEL, D_FF, N_EXPERTS, 1, "swiglu")  # seed 0 both
+    np.testing.assert_array_equal(llama.router, same.router)
+    np.testing.assert_array_equal(llama.experts[2].W, same.experts[2].W)
     assert llama(np.ones(D_MODEL)).shape == (D_MODEL,)
+    gelu = ffn.InputScaledMoE.random(D_MODEL, D_FF, N_EXPERTS, top_k=2, variant=None)
+    assert gelu.top_k == 2 and isinstance(gelu.experts[0], ffn.FeedForward)
 
 
 # ---------------------------------------------------------------- bad input
@@ -243,6 +311,10 @@ GATE = np.ones((D_MODEL, 1))
     ({"router_bias": np.ones(4, np.float32)}, TypeError,
      "router_bias has dtype float32 but the experts float64"),
     ({"router_bias": None}, TypeError, "router_bias must be a real numeric array, got None"),
+    ({"router_bias": [0.0, 0.0, np.nan, 0.0]}, ValueError,
+     "router_bias must be finite: a NaN or infinite router_bias makes the choice meaningless"),
+    ({"router_bias": [0.0, -np.inf, 0.0, 0.0]}, ValueError,
+     "router_bias must be finite: a NaN or infinite router_bias makes the choice meaningless"),
     ({"top_k": 5}, ValueError, "top_k must be at most n_experts = 4, got 5"),
 ])
 def test_router_bias_errors(kwargs: dict[str, object], exception: type[Exception],
