@@ -118,6 +118,9 @@ class Layer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _lock=threading.RLock())
+        for name, value in state.items():  # deepcopy and pickle make new arrays, writable ones
+            if not name.startswith("_") and isinstance(value, np.ndarray):
+                value.flags.writeable = False
 
     @property
     def dtype(self) -> np.dtype[np.floating[Any]]:

@@ -203,6 +203,8 @@ def test_copies_and_pickles_carry_the_pass_and_a_lock_of_their_own(name: str) ->
     for other in copies:
         assert other._lock is not layer._lock
         np.testing.assert_array_equal(other.backward(dy), expected)
+        for key, value in other.named_parameters().items():  # a copy's stay read-only too
+            assert value is None or not value.flags.writeable, key
 
 
 def test_backward_refuses_the_pass_of_another_threads_forward() -> None:

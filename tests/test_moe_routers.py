@@ -407,9 +407,10 @@ def test_copies_pickles_and_read_only_parameters(name: str) -> None:
     for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
         assert other._lock is not layer._lock
         np.testing.assert_array_equal(other.backward(dy), expected)
-    built = LAYERS[name]  # as built (a deep copy's arrays are writable: numpy's deepcopy)
-    for key, value in built.named_parameters().items():
-        assert value is None or not value.flags.writeable, key
+    built = LAYERS[name]
+    for one in (built, layer, copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        for key, value in one.named_parameters().items():  # as built, and copies of it
+            assert value is None or not value.flags.writeable, key
     with pytest.raises(AttributeError, match="read-only"):
         built.d_model = 7  # type: ignore[misc]
 
