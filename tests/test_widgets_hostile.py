@@ -450,7 +450,8 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
                  scale: float = 1.0) -> dict[str, Any]:
     """The route in mpmath: exact scores; the choice by the rule (scores rounded to doubles
     plus the bias, ties to the lower index, NaN last; sigmoid without a bias by the exact
-    scores, which are the logits' order); weights the exact scores of the chosen, renormalised."""
+    scores, which are the logits' order); weights the exact scores of the chosen, renormalised,
+    or NaN when any score is NaN."""
     def exact(i: int) -> Any:
         if math.isnan(logits[i]):
             return mpmath.nan
@@ -475,6 +476,8 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
     if normalize:
         total = mpmath.fsum(w)
         w = [v / total for v in w]
+    if any(k is None for k in key):  # a NaN score: which experts to choose is unknown
+        w = [mpmath.nan] * len(w)
     return {"scores": [float(v) for v in p], "chosen": chosen,
             "weights": [float(v * mpmath.mpf(scale)) for v in w]}
 

@@ -95,6 +95,9 @@ export function route(logits, topK, score = "softmax", bias = null, normalize = 
     const total = weights.reduce((a, b) => a + b, 0);
     weights = weights.map(w => w / total);
   }
+  // A NaN among the choice values leaves which experts should be chosen unknown (the sort puts
+  // it last): the weights are NaN, as ffn's are, not the finite weights of the rest.
+  if (choice.some(Number.isNaN)) weights = weights.map(() => NaN);
   if (scale !== 1.0) weights = weights.map(w => w * scale);
   return {scores, choice, chosen, weights};
 }
