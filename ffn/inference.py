@@ -139,9 +139,14 @@ def _bytes_per_value(value: object, name: str = "bytes_per_value") -> int | Frac
     return number
 
 
-def _expert_bytes_per_value(value: object, size: int | Fraction) -> int | Fraction:
-    """``expert_bytes_per_value`` checked: None means ``size``, the other values' format."""
-    return size if value is None else _bytes_per_value(value, "expert_bytes_per_value")
+def _sizes(bytes_per_value: object,
+           expert_bytes_per_value: object) -> tuple[int | Fraction, int | Fraction]:
+    """Both size arguments checked, in that order; an absent ``expert_bytes_per_value`` is
+    ``bytes_per_value``, the other values' format."""
+    size = _bytes_per_value(bytes_per_value)
+    if expert_bytes_per_value is None:
+        return size, size
+    return size, _bytes_per_value(expert_bytes_per_value, "expert_bytes_per_value")
 
 
 def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
@@ -163,8 +168,7 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
     them at ``bytes_per_value``. A dense model has no routed experts: it changes nothing there.
     """
     model, batch = _model(model), check.positive_int(batch, "batch")
-    size = _bytes_per_value(bytes_per_value)
-    return _decode_bytes(model, batch, size, _expert_bytes_per_value(expert_bytes_per_value, size))
+    return _decode_bytes(model, batch, *_sizes(bytes_per_value, expert_bytes_per_value))
 
 
 def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
@@ -181,7 +185,7 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
             raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
                              f"{size} the bytes exceed float64's range (1.8e308)") from None
     expert = _parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
-    matrices = (3 if model.gated else 2) * model.d_model * model.resolved_d_ff  # W1 (and V), W2
+    matrices = _parameters(model.d_model, model.resolved_d_ff, False, model.gated)  # no biases
     router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
     read = _experts_read(model.n_experts, model.top_k, batch)
     moe_layers = model.moe_layers  # the dense FFNs: the leading ones and, with moe_every, between
@@ -220,9 +224,9 @@ def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size
     """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens (the
     sizes as in ``decode_bytes``)."""
     batch = check.positive_int(batch, "batch")
-    model, size = _model(model), _bytes_per_value(bytes_per_value)
-    expert_size = _expert_bytes_per_value(expert_bytes_per_value, size)
-    return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, size, expert_size)
+    model = _model(model)
+    sizes = _sizes(bytes_per_value, expert_bytes_per_value)
+    return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, *sizes)
 
 
 def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: Size = 2,
@@ -236,8 +240,7 @@ def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: 
     model = _model(model)
     if not isinstance(accelerator, Accelerator):
         raise TypeError(f"accelerator must be an Accelerator, got {check.describe(accelerator)}")
-    size = _bytes_per_value(bytes_per_value)
-    expert_size = _expert_bytes_per_value(expert_bytes_per_value, size)
+    size, expert_size = _sizes(bytes_per_value, expert_bytes_per_value)
     ridge = accelerator.ridge_point
     flops = model.ffn_flops_per_token()  # per token at any batch: only the bytes change
 

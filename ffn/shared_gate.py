@@ -73,7 +73,7 @@ class GatedSharedMoE(Layer):
         g = sigmoid(x @ self.shared_gate)  # (N, 1): one gate a row
         shared = self.shared_expert.forward(x)  # (N, d_model)
         y = self.moe.forward(x) + g * shared  # (N, d_model)
-        self._save_for_backward(x, g, shared)
+        self._save_for_backward(x, g)
         return self._unflatten(y)  # (..., d_model)
 
     @one_thread
@@ -81,10 +81,10 @@ class GatedSharedMoE(Layer):
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
         dy = self._flatten_grad(dy)  # (N, d_model)
-        x, g, shared = self._saved_tensors
+        x, g = self._saved_tensors
         self.moe.forward(x)  # again: their own last passes may be another's
         dx = self.moe.backward(dy)  # (N, d_model)
-        self.shared_expert.forward(x)
+        shared = self.shared_expert.forward(x)  # (N, d_model), again: as moe above
         dx = dx + self.shared_expert.backward(g * dy)  # (N, d_model)
         dgate_pre = np.sum(dy * shared, axis=-1, keepdims=True) * g * (1 - g)  # (N, 1)
         dx = dx + dgate_pre @ self.shared_gate.T  # (N, d_model)
