@@ -108,7 +108,9 @@ CHAPTERS = [p.src for p in nav_pages()
 OPENING = re.compile(r'^!!! abstract "In this chapter"\n((?: {4}.*\n|\n)+)', re.M)
 CLOSING = re.compile(r'^!!! success "In short"\n((?: {4}.*\n|\n)+)', re.M)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-WIDGET = re.compile(r'<div class="ffn-widget" data-widget="[\w-]+">')
+# A widget a chapter should point to; the exercises' answer boxes (answers-*) sit in their
+# exercise and need no link.
+WIDGET = re.compile(r'<div class="ffn-widget" data-widget="(?!answers-)[\w-]+">')
 
 
 def _text(src: str) -> str:
