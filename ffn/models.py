@@ -14,6 +14,7 @@ from ffn.counting import (
     _llama_d_ff,
     _parameters,
     count_attention_parameters,
+    count_parameters,
     llama_d_ff,
 )
 from ffn.moe import _moe_flops, _moe_parameters, check_top_k
@@ -421,6 +422,38 @@ def _llama4(name: str, n_experts: int, moe_every: int, source: str) -> ModelDims
                      top_k=1, shared_d_ff=8192, vocab_size=202048, tied_head=False, norm="rms",
                      kv_dim=8 * 128, moe_every=moe_every, dense_layers=int(interleaved),
                      dense_d_ff=16384 if interleaved else None, source=source)
+
+
+def llama4_vision_parameters(d_model: int, n_layers: int, d_ff: int, image_size: int,
+                             patch_size: int, d_out: int, d_text: int, channels: int = 3) -> int:
+    """Parameters of Llama 4's vision tower and of its projector into the text model.
+
+    The tower (transformers' ``Llama4VisionModel``) is a ViT: each image patch of
+    ``patch_size**2 * channels`` pixels goes through a matrix without bias to ``d_model``; a
+    class token and a position per patch and for the class token are learned; ``n_layers``
+    layers hold attention with four biased ``d_model`` projections, a biased GELU FFN of width
+    ``d_ff`` and two LayerNorms; one LayerNorm before them and one after. Its adapter merges
+    2 x 2 neighbouring patches (pixel shuffle 0.5) and maps them through two matrices without
+    bias, ``4 d_model -> d_out -> d_out``; the projector maps ``d_out -> d_text``, without bias.
+    ``d_out`` is the released config's ``projector_input_dim``, ``projector_output_dim`` and
+    ``vision_output_dim``, which the forward pass needs equal.
+    """
+    d = check.positive_int(d_model, "d_model")
+    layers = check.positive_int(n_layers, "n_layers")
+    hidden = check.positive_int(d_ff, "d_ff")
+    size = check.positive_int(image_size, "image_size")
+    patch = check.positive_int(patch_size, "patch_size")
+    out = check.positive_int(d_out, "d_out")
+    text = check.positive_int(d_text, "d_text")
+    rgb = check.positive_int(channels, "channels")
+    if patch > size:
+        raise ValueError(f"patch_size must be at most image_size {size}, got {patch}")
+    positions = (size // patch) ** 2 + 1  # every patch and the class token
+    per_layer = (count_attention_parameters(d, bias=True) + count_parameters(d, hidden)
+                 + 2 * 2 * d)  # two LayerNorms, scale and shift
+    embedding = rgb * patch * patch * d + d + positions * d  # patches, class token, positions
+    adapter = 4 * d * out + out * out
+    return embedding + 2 * 2 * d + layers * per_layer + adapter + out * text
 
 
 RECENT_MOE_MODELS: tuple[ModelDims, ...] = (

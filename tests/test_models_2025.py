@@ -17,7 +17,7 @@ import os
 import pytest
 
 import ffn
-from ffn.models import RECENT_MOE_MODELS
+from ffn.models import RECENT_MOE_MODELS, llama4_vision_parameters
 from tests.test_torch_reference import import_or_skip
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident
@@ -182,16 +182,56 @@ def test_bad_2025_fields_are_refused() -> None:
             ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
 
 
-def test_llama4_text_model_is_the_multimodal_models_language_model() -> None:
-    """Llama 4 ships as an image-and-text model; ffn counts its text model. In transformers'
-    whole Scout (Llama4ForConditionalGeneration), the language model is ffn's Scout to the
-    parameter, and the vision tower and projector add under half a billion (moe.md says so)."""
+# Llama 4 Scout's released vision config (the sizes torchtune's llama4_scout_17b_16e builds:
+# clip_embed_dim 1408, 34 layers, 16 heads, patches of 14 on tiles of 336, projection 4096),
+# as transformers' Llama4VisionConfig arguments; intermediate_size is 4 x 1408.
+SCOUT_VISION = {"hidden_size": 1408, "num_hidden_layers": 34, "num_attention_heads": 16,
+                "intermediate_size": 5632, "image_size": 336, "patch_size": 14,
+                "projector_input_dim": 4096, "projector_output_dim": 4096,
+                "vision_output_dim": 4096}
+
+
+def multimodal_parts(vision: dict[str, int]) -> dict[str, int]:
+    """transformers' whole Llama 4 (text defaults = Scout) on the meta device, by top module."""
+    config = transformers.Llama4Config(vision_config=vision)
     with torch.device("meta"):
-        model = transformers.Llama4ForConditionalGeneration(transformers.Llama4Config())
+        model = transformers.Llama4ForConditionalGeneration(config)
     parts: dict[str, int] = {}
     for pname, p in model.named_parameters():
         part = pname.split(".")[0]  # language_model holds its own head
         parts[part] = parts.get(part, 0) + p.numel()
+    return parts
+
+
+@pytest.mark.parametrize("vision", [SCOUT_VISION, {  # and a small one, every size changed
+    "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+    "intermediate_size": 256, "image_size": 56, "patch_size": 7, "num_channels": 2,
+    "projector_input_dim": 96, "projector_output_dim": 96, "vision_output_dim": 96}])
+def test_llama4_vision_tower_and_projector_match_transformers(vision: dict[str, int]) -> None:
+    """Llama 4 ships as an image-and-text model; ffn counts its text model. In transformers'
+    whole Scout (Llama4ForConditionalGeneration), the language model is ffn's Scout to the
+    parameter, and the vision tower and projector are llama4_vision_parameters, to the
+    parameter; with the released vision config, text and vision come to the card's 109B."""
+    parts = multimodal_parts(vision)
     assert set(parts) == {"language_model", "vision_model", "multi_modal_projector"}
-    assert parts["language_model"] == ffn.get_model("Llama 4 Scout").total_parameters()
-    assert 0 < parts["vision_model"] + parts["multi_modal_projector"] < 0.5e9
+    scout = ffn.get_model("Llama 4 Scout")
+    assert parts["language_model"] == scout.total_parameters()
+    counted = llama4_vision_parameters(
+        vision["hidden_size"], vision["num_hidden_layers"], vision["intermediate_size"],
+        vision["image_size"], vision["patch_size"], vision["vision_output_dim"],
+        scout.d_model, channels=vision.get("num_channels", 3))
+    assert parts["vision_model"] + parts["multi_modal_projector"] == counted
+    if vision is SCOUT_VISION:
+        assert round(sum(parts.values()) / 1e9) == 109  # the model card's 109B in all
+
+
+def test_llama4_vision_parameters_refuses_bad_sizes() -> None:
+    good = {"d_model": 8, "n_layers": 1, "d_ff": 32, "image_size": 28, "patch_size": 14,
+            "d_out": 16, "d_text": 8}
+    for name, value, error, message in [
+            ("n_layers", 0, ValueError, "n_layers must be positive, got 0"),
+            ("d_model", 4.5, TypeError, "d_model must be an int"),
+            ("patch_size", 29, ValueError, "patch_size must be at most image_size 28, got 29"),
+            ("channels", -1, ValueError, "channels must be positive, got -1")]:
+        with pytest.raises(error, match=message):
+            llama4_vision_parameters(**{**good, name: value})  # type: ignore[arg-type]
