@@ -63,16 +63,25 @@ def _page_arrays(page: Path) -> dict[str, dict[str, object]]:
     return found_all
 
 
-def test_seed_data_is_what_the_worked_example_page_uses() -> None:
-    seed_data = _seed_data
-    on_page = _page_arrays(DOCS / "worked-example.md")
-    for example in seed_data.EXAMPLES:
-        assert example.section in on_page, f"no '## {example.section}' on worked-example.md"
-        page = on_page[example.section]
-        for name, value in example.arrays.items():
-            assert name in page, f"{example.section}: {name!r} is no longer on the page"
-            assert np.array_equal(np.array(value), np.array(page[name])), (
-                f"{example.section}: {name!r} differs between the page and _seed_data.py")
+def test_seed_data_is_what_the_pages_use() -> None:
+    """Chapter 6 holds each example's inputs and no published array (it teaches, computed);
+    the errata appendix holds the inputs and every published array; both equal _seed_data's."""
+    chapter = _page_arrays(DOCS / "worked-example.md")
+    appendix = _page_arrays(DOCS / "errata.md")
+    for example in _seed_data.EXAMPLES:
+        published = {stage.name for stage in example.stages}
+        inputs = set(example.arrays) - published
+        for page_name, on_page, names in (("worked-example.md", chapter, inputs),
+                                          ("errata.md", appendix, set(example.arrays))):
+            assert example.section in on_page, f"no '## {example.section}' on {page_name}"
+            page = on_page[example.section]
+            for name in sorted(names):
+                assert name in page, f"{page_name}, {example.section}: no {name!r} on the page"
+                assert np.array_equal(np.array(example.arrays[name]), np.array(page[name])), (
+                    f"{page_name}, {example.section}: {name!r} differs from _seed_data.py")
+        shown = published & set(chapter[example.section])
+        assert not shown, (f"worked-example.md, {example.section}: published arrays "
+                           f"{sorted(shown)} belong in errata.md")
 
 
 def _numbers(text: str) -> set[str]:

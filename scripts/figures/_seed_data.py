@@ -1,9 +1,11 @@
-"""The worked examples' inputs and published numbers, as docs/worked-example.md transcribes them.
+"""The worked examples' inputs and published numbers, as the pages transcribe them.
 
-The page keeps its arrays in its own code blocks, where the reader sees them; this module holds
-the same values for the errata figure (scripts/figures/errata.py). tests/test_figures.py reads
-every `name = np.array(...)` of each example's code blocks on the page (and example 1's
-`published` dict) and checks that it equals the array here, so the two cannot drift apart.
+docs/worked-example.md (chapter 6) keeps each example's inputs in its code blocks;
+docs/errata.md (the appendix) keeps the inputs again and the published arrays, where the reader
+sees them. This module holds the same values for the errata figure (scripts/figures/errata.py).
+tests/test_figures.py reads every `name = np.array(...)` of each example's code blocks on both
+pages (and example 1's `published` dict) and checks that it equals the array here, so they
+cannot drift apart.
 
 Only the inputs and the printed (published) values are data: the right values are computed
 with `ffn` when the figure is drawn.
@@ -34,7 +36,7 @@ class Stage(NamedTuple):
 class Example:
     """One worked example: its inputs, its published arrays and how the page builds the block."""
 
-    section: str  # heading on docs/worked-example.md, up to the colon
+    section: str  # heading on docs/worked-example.md and docs/errata.md, up to the colon
     seed: str  # file number in the seeds
     title: str
     activation: str

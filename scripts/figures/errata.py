@@ -1,8 +1,8 @@
 """The errata at a glance: each worked example's published arrays as grids, next to the right ones.
 
-The published values and the inputs come from `_seed_data` (the same arrays as the page's code
+The published values and the inputs come from `_seed_data` (the same arrays as docs/errata.md's code
 blocks, checked by tests/test_figures.py); the right values are computed with `ffn` here, and
-`ffn.discrepancies` decides which printed entries are wrong, with the page's rule: more than
+`ffn.discrepancies` decides which printed entries are wrong, with the appendix's rule: more than
 half a unit in the last printed place away from the computed value. Entries off by more than
 half a unit but at most one unit (a reader may call these rounding) are marked apart.
 """
