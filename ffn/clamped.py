@@ -75,13 +75,14 @@ class ClampedSwiGLU(GatedFeedForward):
         by the argument passed (``gate_up``, ``gate_up_bias``), not by the split halves."""
         W, V = split_gate_up(gate_up, "gate_up")
         b, c = split_gate_up(gate_up_bias, "gate_up_bias")
-        fused = np.shape(gate_up)
+        fused = (*W.shape[:-1], 2 * W.shape[-1])  # gate_up's shape, as passed
+        fused_bias = (*b.shape[:-1], 2 * b.shape[-1])
         if len(fused) != 2:
             raise ValueError(f"gate_up must be 2-D with shape (d_model, 2 * d_ff), got shape "
                              f"{fused}")
-        if np.shape(gate_up_bias) != fused[1:]:
-            raise ValueError(f"gate_up_bias has shape {np.shape(gate_up_bias)} but gate_up has "
-                             f"shape {fused}: gate_up_bias must be (2 * d_ff,) = {fused[1:]}")
+        if fused_bias != fused[1:]:
+            raise ValueError(f"gate_up_bias has shape {fused_bias} but gate_up has shape "
+                             f"{fused}: gate_up_bias must be (2 * d_ff,) = {fused[1:]}")
         return cls(W, V, W2, b, c, b2, alpha=alpha, limit=limit)
 
     @classmethod

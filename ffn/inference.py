@@ -167,9 +167,10 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
     (a float) would exceed float64's range; a dense model's are an exact int when
     ``bytes_per_value`` is an int.
 
-    ``bytes_per_value``: an int, float or Fraction from 2.2e-308 (``SMALLEST_SIZE``: below it
-    the bytes, a float, would lose digits or be 0) up (MXFP4's 4.25 bits are 17/32 of a byte), or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value
-    moved, weights and activations alike (NVFP4's 4 bytes a tensor are left out).
+    ``bytes_per_value``: an int, float or Fraction from 2.2e-308 up (``SMALLEST_SIZE``: below
+    it the bytes, a float, would lose digits or be 0; MXFP4's 4.25 bits are 17/32 of a byte),
+    or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value moved,
+    weights and activations alike (NVFP4's 4 bytes a tensor are left out).
     ``expert_bytes_per_value``: the same kinds of value, for the routed experts' weight
     matrices alone (gpt-oss-120b as served: "mxfp4", every other value bfloat16); None prices
     them at ``bytes_per_value``. A dense model has no routed experts: it changes nothing there.

@@ -26,7 +26,7 @@ def root_of_eps(eps: float, dtype: np.dtype[Any], norm: str) -> np.floating[Any]
     eps = 0 or eps between 1.4e-76 and 1.15e77 (a float32 eps would be 0 below 1.4e-45 and
     inf above 3.4e38); in float64, every eps the constructor accepts."""
     with np.errstate(over="ignore"):  # an overflow to inf is refused just below
-        root = dtype.type(math.sqrt(eps))
+        root: np.floating[Any] = dtype.type(math.sqrt(eps))
     info = np.finfo(dtype)
     if eps != 0 and not info.tiny <= root <= info.max:
         # the ends of the range, moved 1% inwards so the shown digits are inside it

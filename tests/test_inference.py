@@ -517,11 +517,10 @@ def test_a_size_below_float64s_normal_range_is_refused(size: float | Fraction) -
     (and a bare ZeroDivisionError for 1/10**400), critical_batch an OverflowError."""
     gpt2, oss = ffn.get_model("GPT-2 small"), ffn.get_model("gpt-oss-120b")
     for name, sizes in (("bytes_per_value", (size,)), ("expert_bytes_per_value", (2, size))):
-        for call in (lambda: decode_bytes(gpt2, 1, *sizes), lambda: decode_bytes(oss, 1, *sizes),
-                     lambda: arithmetic_intensity(oss, 1, *sizes),
-                     lambda: critical_batch(oss, H100_SXM, *sizes)):
-            with pytest.raises(ValueError, match=f"^{name} must be at least 2.2e-308 "):
-                call()
+        for call, args in ((decode_bytes, (gpt2, 1)), (decode_bytes, (oss, 1)),
+                           (arithmetic_intensity, (oss, 1)), (critical_batch, (oss, H100_SXM))):
+            with pytest.raises(ValueError, match=rf"^{name} must be at least 2\.2e-308 "):
+                call(*args, *sizes)
 
 
 def test_the_smallest_size_taken_gives_exact_bytes_and_batch_one() -> None:
@@ -538,6 +537,6 @@ def test_an_intensity_beyond_float64_names_bytes_per_value() -> None:
     gpt2, batch, size = ffn.get_model("GPT-2 small"), 10**6, 2.3e-308
     moved = 12 * Fraction(size) * (ffn.count_parameters(768, 3072) + 2 * batch * 768)
     assert Fraction(batch * 12 * ffn.count_flops(768, 3072)) / moved > Fraction(sys.float_info.max)
-    with pytest.raises(ValueError, match="bytes_per_value = .* the intensity exceeds float64's "
-                                         "range"):
+    with pytest.raises(ValueError, match=r"bytes_per_value = .* the intensity exceeds "
+                                         "float64's range"):
         arithmetic_intensity(gpt2, batch, size)

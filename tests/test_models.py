@@ -283,7 +283,8 @@ ATTENTION_COUNTS = [
 BAD_SIZES = [(-1, ValueError, "must be positive, got -1"), (0, ValueError, "must be positive"),
              (4.5, TypeError, "must be an int, got float 4.5"),
              (True, TypeError, "must be an int, got bool True"),
-             ("8", TypeError, "must be an int, got str '8'"), (None, TypeError, "must be an int, got NoneType None")]
+             ("8", TypeError, "must be an int, got str '8'"),
+             (None, TypeError, "must be an int, got NoneType None")]
 
 
 @pytest.mark.parametrize(("count", "good"), ATTENTION_COUNTS,
