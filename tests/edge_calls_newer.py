@@ -31,6 +31,7 @@ from ffn.inference import (
 from ffn.quantize import e4m3_value, round_to_e4m3
 from tests.edge_calls_api import activations, ff_oracle
 from tests.edge_case import F32, F64, Case, array_equals, close, equals, is_close_float
+from tests.test_clamped import exact_one_by_one
 from tests.test_quantize import exact_absmax
 
 E4M3 = ml_dtypes.float8_e4m3fn
@@ -475,16 +476,6 @@ def tanh_gelu_grad_exact(x: float) -> float:
         return float((1 + t) / 2 + v * (1 - t * t) / 2 * k * (1 + 3 * c * v * v))
 
 
-def clamped_exact(x: float, alpha: float) -> tuple[float, float]:
-    """A 1 x 1 ClampedSwiGLU (unit weights, no biases, limit 7) in mpmath: y and dy/dx."""
-    with mpmath.workdps(50):
-        v, a = mpmath.mpf(x), mpmath.mpf(alpha)
-        g, u = min(v, 7), max(-7, min(v, 7))
-        s = 1 / (1 + mpmath.exp(-a * g))
-        slope = (s + a * g * s * (1 - s)) * (u + 1) * (v <= 7) + g * s * (abs(v) <= 7)
-        return float(g * s * (u + 1)), float(slope)
-
-
 def issue39_cases() -> list[Case]:
     one = np.ones((1, 1), F32)
 
@@ -494,7 +485,8 @@ def issue39_cases() -> list[Case]:
             y = block(np.array([[x]], F32))
             return float(y[0, 0]), float(block.backward(np.ones((1, 1), F32))[0, 0])
 
-        want = clamped_exact(float(np.float32(x)), alpha)
+        y, gate_term, up_term = exact_one_by_one(float(np.float32(x)), alpha)
+        want = float(y), float(gate_term + up_term)
         return Case(f"issue39 clamped float32 alpha {alpha:g} x {x:g}", call, "",
                     lambda r: all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-30)
                                   for a, b in zip(r, want, strict=True)))
