@@ -45,7 +45,9 @@ class ClampedSwiGLU(GatedFeedForward):
         b: gate bias ``(d_ff,)``, or None.
         c: up-projection bias ``(d_ff,)``, or None.
         b2: output bias ``(d_model,)``, or None.
-        alpha: the sigmoid's slope, a finite float > 0.
+        alpha: the sigmoid's slope, a finite float > 0. Computed right at any such value: it
+            is never rounded to a float32 layer's dtype (where 1e-50 would be 0 and 1e39
+            inf), ``alpha * g`` and the sigmoid are formed in float64 and rounded once.
         limit: the clamp, a float > 0 (``inf``: no clamp).
 
     Raises:
@@ -69,9 +71,18 @@ class ClampedSwiGLU(GatedFeedForward):
         """One expert from gpt-oss's fused layout: ``gate_up`` ``(d_model, 2 * d_ff)`` and its
         bias ``(2 * d_ff,)``, interleaved (``split_gate_up``), as transformers stores them
         (``gate_up_proj[e]``, ``down_proj[e]``); OpenAI's own ``mlp1_weight[e]`` and
-        ``mlp2_weight[e]`` are ``(out, in)``: pass their transposes."""
+        ``mlp2_weight[e]`` are ``(out, in)``: pass their transposes. A wrong shape is named
+        by the argument passed (``gate_up``, ``gate_up_bias``), not by the split halves."""
         W, V = split_gate_up(gate_up, "gate_up")
         b, c = split_gate_up(gate_up_bias, "gate_up_bias")
+        fused = (*W.shape[:-1], 2 * W.shape[-1])  # gate_up's shape, as passed
+        fused_bias = (*b.shape[:-1], 2 * b.shape[-1])
+        if len(fused) != 2:
+            raise ValueError(f"gate_up must be 2-D with shape (d_model, 2 * d_ff), got shape "
+                             f"{fused}")
+        if fused_bias != fused[1:]:
+            raise ValueError(f"gate_up_bias has shape {fused_bias} but gate_up has shape "
+                             f"{fused}: gate_up_bias must be (2 * d_ff,) = {fused[1:]}")
         return cls(W, V, W2, b, c, b2, alpha=alpha, limit=limit)
 
     @classmethod
@@ -93,18 +104,18 @@ class ClampedSwiGLU(GatedFeedForward):
     def forward(self, x: object) -> FloatArray:
         """``y = (g * sigmoid(alpha * g) * (u + 1)) @ W2 + b2`` for ``x``: ``(..., d_model)``."""
         b, c, b2 = or_zero(self.b), or_zero(self.c), or_zero(self.b2)
-        limit, alpha = self.dtype.type(self.limit), self.dtype.type(self.alpha)
+        limit = self.dtype.type(self.limit)
         x = self._flatten(x)  # (N, d_model)
         gate_pre = x @ self.W + b  # (N, d_ff)
         up_pre = x @ self.V + c  # (N, d_ff)
         g = np.minimum(gate_pre, limit)  # (N, d_ff): clamped above only
         u = np.clip(up_pre, -limit, limit)  # (N, d_ff)
-        s = sigmoid(alpha * g)  # (N, d_ff)
+        s = sigmoid(self._slope_times(g)).astype(self.dtype)  # (N, d_ff): sigmoid(alpha * g)
         gate = g * s  # (N, d_ff)
         up = u + 1  # (N, d_ff): the "extra bias of 1" of gpt-oss's swiglu
         h = gate * up  # (N, d_ff)
         y = h @ self.W2 + b2  # (N, d_model)
-        self._save_for_backward(x, gate_pre, up_pre, s, gate, up, h)
+        self._save_for_backward(x, gate_pre, up_pre, gate, up, h)
         return self._unflatten(y)  # (..., d_model)
 
     @one_thread
@@ -112,13 +123,19 @@ class ClampedSwiGLU(GatedFeedForward):
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
         dy = self._flatten_grad(dy)  # (N, d_model)
-        x, gate_pre, up_pre, s, gate, up, h = self._saved_tensors
-        limit, alpha = self.dtype.type(self.limit), self.dtype.type(self.alpha)
-        g = np.minimum(gate_pre, limit)  # (N, d_ff)
+        x, gate_pre, up_pre, gate, up, h = self._saved_tensors
+        limit = self.dtype.type(self.limit)
         dh = dy @ self.W2.T  # (N, d_ff)
-        # d/dg [g sigmoid(alpha g)] = s + alpha g s (1 - s); the clamps pass dh where they are
-        # not flat (the limit itself included, as in torch.clamp), and 0 beyond
-        dgate_pre = dh * up * (s + alpha * g * s * (1 - s)) * (gate_pre <= limit)  # (N, d_ff)
+        # d/dg [g sigmoid(z)] with z = alpha g: s + z s (1 - s), s = sigmoid(z). 1 - s is
+        # sigmoid(-z), exact where s rounds to 1; z is clipped to +-800, where s is already
+        # exactly 0 or 1 and z s (1 - s) is 0 (its limit), so an alpha g beyond float64's range
+        # (alpha = 1e308, g = 2) gives 1, not inf * 0 = NaN.
+        z = np.clip(self._slope_times(np.minimum(gate_pre, limit)), -800.0, 800.0)  # (N, d_ff)
+        s = sigmoid(z)  # (N, d_ff), float64
+        dgate = (s + z * s * sigmoid(-z)).astype(self.dtype)  # (N, d_ff)
+        # the clamps pass dh where they are not flat (the limit itself included, as in
+        # torch.clamp), and 0 beyond
+        dgate_pre = dh * up * dgate * (gate_pre <= limit)  # (N, d_ff)
         dup_pre = dh * gate * (np.abs(up_pre) <= limit)  # (N, d_ff)
         self._set_grads(W=x.T @ dgate_pre, V=x.T @ dup_pre, W2=h.T @ dy,
                         b=dgate_pre.sum(axis=0), c=dup_pre.sum(axis=0), b2=dy.sum(axis=0))
@@ -129,8 +146,12 @@ class ClampedSwiGLU(GatedFeedForward):
         """Like ``forward``, but return every intermediate array: ``gate_pre`` and ``up`` are
         ``x @ W + b`` and ``clip(x @ V + c) + 1``, ``gate`` is ``g * sigmoid(alpha * g)``."""
         y = self.forward(x)
-        x2, gate_pre, _, _, gate, up, h = self._saved_views()
+        x2, gate_pre, _, gate, up, h = self._saved_views()
         return GatedFeedForwardTrace(x=x2, gate_pre=gate_pre, gate=gate, up=up, h=h, y=y)
+
+    def _slope_times(self, g: FloatArray) -> FloatArray:
+        """``alpha * g`` in float64 (N, d_ff): a float32 layer keeps alpha unrounded."""
+        return self.alpha * g.astype(np.float64)
 
     def __repr__(self) -> str:
         return (f"ClampedSwiGLU(d_model={self.d_model}, d_ff={self.d_ff}, alpha={self.alpha!r}, "

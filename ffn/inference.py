@@ -119,6 +119,9 @@ def decode_flops(model: ModelDims, batch: int = 1) -> int:
 
 Size = int | float | Fraction | str  # bytes_per_value: a count, a fraction or a format's name
 
+SMALLEST_SIZE = Fraction(sys.float_info.min)
+"""The smallest ``bytes_per_value`` taken: float64's smallest normal number, 2.2e-308."""
+
 
 def _bytes_per_value(value: object, name: str = "bytes_per_value") -> int | Fraction:
     """A size argument (``name``) as a positive int or an exact Fraction (4.25 / 8, "mxfp4")."""
@@ -136,6 +139,10 @@ def _bytes_per_value(value: object, name: str = "bytes_per_value") -> int | Frac
         number = Fraction(real)  # exact: 4.25 / 8 is 17/32
     if number <= 0:
         raise ValueError(f"{name} must be positive, got {value}")
+    if number < SMALLEST_SIZE:  # the bytes, a float, would lose digits or be 0
+        shown = repr(value) if isinstance(value, float) else _value(number)
+        raise ValueError(f"{name} must be at least 2.2e-308 (float64's smallest normal number, "
+                         f"what the bytes are counted in), got {shown}")
     return number
 
 
@@ -160,9 +167,10 @@ def decode_bytes(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
     (a float) would exceed float64's range; a dense model's are an exact int when
     ``bytes_per_value`` is an int.
 
-    ``bytes_per_value``: a positive int, float or Fraction (MXFP4's 4.25 bits are 17/32 of
-    a byte), or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value
-    moved, weights and activations alike (NVFP4's 4 bytes a tensor are left out).
+    ``bytes_per_value``: an int, float or Fraction from 2.2e-308 up (``SMALLEST_SIZE``: below
+    it the bytes, a float, would lose digits or be 0; MXFP4's 4.25 bits are 17/32 of a byte),
+    or a name in ``BYTES_PER_VALUE`` ("mxfp4", "nvfp4", ...), applied to every value moved,
+    weights and activations alike (NVFP4's 4 bytes a tensor are left out).
     ``expert_bytes_per_value``: the same kinds of value, for the routed experts' weight
     matrices alone (gpt-oss-120b as served: "mxfp4", every other value bfloat16); None prices
     them at ``bytes_per_value``. A dense model has no routed experts: it changes nothing there.
@@ -183,7 +191,8 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
             return float(exact)
         except OverflowError:
             raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
-                             f"{size} the bytes exceed float64's range (1.8e308)") from None
+                             f"{_value(size)} the bytes exceed float64's range (1.8e308)"
+                             ) from None
     expert = _parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
     matrices = _parameters(model.d_model, model.resolved_d_ff, False, model.gated)  # no biases
     router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
@@ -215,18 +224,32 @@ def _size(n: int) -> str:
 
 
 def _value(size: int | Fraction) -> str:
-    """A bytes-per-value for a message: an int as ``_size`` shows it, a Fraction as it is."""
-    return _size(size) if isinstance(size, int) else str(size)
+    """A bytes-per-value for a message: an int as ``_size`` shows it, a Fraction as it is
+    (or its order of magnitude, when its digits are many)."""
+    if isinstance(size, int):
+        return _size(size)
+    if max(size.numerator, size.denominator).bit_length() < 64:
+        return str(size)
+    return f"~2**{size.numerator.bit_length() - size.denominator.bit_length()}"
 
 
 def arithmetic_intensity(model: ModelDims, batch: int = 1, bytes_per_value: Size = 2,
                          expert_bytes_per_value: Size | None = None) -> float:
     """FLOPs per byte moved of the model's FFNs in one decode step of ``batch`` tokens (the
-    sizes as in ``decode_bytes``)."""
+    sizes as in ``decode_bytes``). The ratio is taken exactly and rounded once, so a batch
+    beyond a float still gives it; a ValueError where it exceeds float64's range (a tiny
+    ``bytes_per_value``)."""
     batch = check.positive_int(batch, "batch")
     model = _model(model)
     sizes = _sizes(bytes_per_value, expert_bytes_per_value)
-    return batch * model.ffn_flops_per_token() / _decode_bytes(model, batch, *sizes)
+    exact = Fraction(batch * model.ffn_flops_per_token()) / Fraction(
+        _decode_bytes(model, batch, *sizes))
+    try:
+        return float(exact)
+    except OverflowError:
+        raise ValueError(f"{model.name}: with bytes_per_value = {_value(sizes[0])} the intensity "
+                         "exceeds float64's range (1.8e308): give a larger bytes_per_value"
+                         ) from None
 
 
 def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: Size = 2,
@@ -244,19 +267,24 @@ def critical_batch(model: ModelDims, accelerator: Accelerator, bytes_per_value: 
     ridge = accelerator.ridge_point
     flops = model.ffn_flops_per_token()  # per token at any batch: only the bytes change
 
-    def intensity(batch: int) -> float:
-        return batch * flops / _decode_bytes(model, batch, size, expert_size)
+    def below(batch: int) -> bool:  # intensity < ridge, compared exactly: neither can overflow
+        try:
+            moved = _decode_bytes(model, batch, size, expert_size)
+        except ValueError:  # only a size whose ceiling is within ~1e-300 of the ridge gets here
+            raise ValueError(f"{model.name}: the batch reaching {accelerator.name}'s ridge point "
+                             "is too large for its bytes to be a float") from None
+        return batch * flops < Fraction(ridge) * Fraction(moved)
 
-    ceiling = float(flops / (model.n_layers * size * 2 * model.d_model))
+    ceiling = flops / (model.n_layers * Fraction(size) * 2 * model.d_model)  # exact
     if ceiling <= ridge:
-        raise ValueError(f"{model.name}: the intensity stays below {ceiling:.1f} FLOPs per "
-                         f"byte, under {accelerator.name}'s ridge point {ridge:.1f}")
+        raise ValueError(f"{model.name}: the intensity stays below {float(ceiling):.1f} FLOPs "
+                         f"per byte, under {accelerator.name}'s ridge point {ridge:.1f}")
     low, high = 0, 1  # the intensity rises with the batch: low is below the ridge, high not
-    while intensity(high) < ridge:
+    while below(high):
         low, high = high, 2 * high
     while high - low > 1:
         middle = (low + high) // 2
-        if intensity(middle) < ridge:
+        if below(middle):
             low = middle
         else:
             high = middle

@@ -20,6 +20,23 @@ def power_of_two_rows(x: FloatArray) -> tuple[np.ndarray[Any, np.dtype[np.intc]]
     return e, np.ldexp(x, -e)  # (N, d_model): x / 2**e
 
 
+def root_of_eps(eps: float, dtype: np.dtype[Any], norm: str) -> np.floating[Any]:
+    """``sqrt(eps)`` in ``dtype``, the only form a norm adds eps in: the root taken in float64,
+    then rounded once. A ValueError unless it is 0 or a normal number of ``dtype``: in float32,
+    eps = 0 or eps between 1.4e-76 and 1.15e77 (a float32 eps would be 0 below 1.4e-45 and
+    inf above 3.4e38); in float64, every eps the constructor accepts."""
+    with np.errstate(over="ignore"):  # an overflow to inf is refused just below
+        root: np.floating[Any] = dtype.type(math.sqrt(eps))
+    info = np.finfo(dtype)
+    if eps != 0 and not info.tiny <= root <= info.max:
+        # the ends of the range, moved 1% inwards so the shown digits are inside it
+        low, high = 1.01 * float(info.tiny) ** 2, 0.99 * float(info.max) ** 2
+        raise ValueError(f"eps={eps!r} is outside the range a {dtype} {norm} can use: its square "
+                         f"root, which the norm adds, would be {float(root):.3g} in {dtype}; "
+                         f"give eps = 0 or eps between {low:.3g} and {high:.3g}")
+    return root
+
+
 class LayerNorm(Layer):
     """``y = (x - mean) / sqrt(var + eps) * gamma + beta``, over the last axis of each row.
 
@@ -28,7 +45,9 @@ class LayerNorm(Layer):
 
     Args:
         d_model: width of the rows, a positive int.
-        eps: added to the variance, a finite float >= 0 (PyTorch's default 1e-5).
+        eps: added to the variance, a finite float >= 0 (PyTorch's default 1e-5). Computed
+            right, never rounded to float32 first: a float32 norm adds ``sqrt(eps)`` formed in
+            float64; it refuses an eps whose root is no normal float32 (``root_of_eps``).
         gamma: scale ``(d_model,)``, or None for ones.
         beta: shift ``(d_model,)``, or None for zeros.
         dtype: float32 or float64; None takes gamma's/beta's, or float64.
@@ -56,6 +75,7 @@ class LayerNorm(Layer):
         default = {"gamma": np.ones(d_model, resolved), "beta": np.zeros(d_model, resolved)}
         super().__init__(resolved, d_model, d_model, "d_model",
                          {k: default[k] if a is None else a for k, a in w.items()})
+        self._sqrt_eps = root_of_eps(self.eps, resolved, "LayerNorm")
         self.d_model = d_model
 
     @forward_pass
@@ -70,7 +90,7 @@ class LayerNorm(Layer):
         e, xs = power_of_two_rows(x)  # (N, 1), (N, d_model): x / 2**e
         centered = xs - xs.mean(axis=1, keepdims=True)  # (N, d_model): (x - mean) / 2**e
         var = np.mean(centered * centered, axis=1, keepdims=True)  # (N, 1): var(x) / 4**e, biased
-        sqrt_eps = np.sqrt(self.dtype.type(self.eps))
+        sqrt_eps = self._sqrt_eps
         std = np.hypot(np.sqrt(var), np.ldexp(sqrt_eps, -e))  # (N, 1): sqrt(var(x) + eps) / 2**e
         x_hat = centered / std  # (N, d_model)
         # backward divides by sqrt(var + eps) in x's units, formed there: in units of 2**e it

@@ -310,14 +310,23 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 """Published mixture-of-experts transformers, in order of publication."""
 
 
+def _counts(**sizes: object) -> list[int]:
+    """Each size checked as a positive int (not a bool), in the order given."""
+    return [check.positive_int(value, name) for name, value in sizes.items()]
+
+
 def latent_attention_parameters(d_model: int, n_heads: int, q_rank: int, kv_rank: int,
                                 nope_dim: int, rope_dim: int, v_dim: int) -> int:
     """One multi-head latent attention sublayer (DeepSeek-V2 and V3): projections and norms.
 
     Queries and keys-with-values each pass through a low-rank bottleneck (``q_rank``,
     ``kv_rank``) with an RMSNorm; each head's query and key has ``nope_dim`` plain and
-    ``rope_dim`` rotary dimensions, the rotary key shared by all heads.
+    ``rope_dim`` rotary dimensions, the rotary key shared by all heads. Every argument is a
+    positive int (a TypeError or ValueError naming it otherwise).
     """
+    d_model, n_heads, q_rank, kv_rank, nope_dim, rope_dim, v_dim = _counts(
+        d_model=d_model, n_heads=n_heads, q_rank=q_rank, kv_rank=kv_rank, nope_dim=nope_dim,
+        rope_dim=rope_dim, v_dim=v_dim)
     q = d_model * q_rank + q_rank + q_rank * n_heads * (nope_dim + rope_dim)  # down, norm, up
     kv = d_model * (kv_rank + rope_dim) + kv_rank + kv_rank * n_heads * (nope_dim + v_dim)
     return q + kv + n_heads * v_dim * d_model  # and the output projection
@@ -357,8 +366,13 @@ def head_attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, head_
     back to ``d_model``; ``bias``: all four have biases (gpt-oss); ``sinks``: one learned
     logit per head (gpt-oss's attention sinks); ``qk_norm``: an RMSNorm scale of ``head_dim``
     on queries and one on keys (Qwen3); ``output_gate``: Q is twice as wide, its second half a
-    sigmoid gate on the heads' output (Qwen3-Next's gated attention).
+    sigmoid gate on the heads' output (Qwen3-Next's gated attention). The sizes are positive
+    ints, the flags bools (a TypeError or ValueError naming the argument otherwise).
     """
+    d_model, n_heads, n_kv_heads, head_dim = _counts(d_model=d_model, n_heads=n_heads,
+                                                     n_kv_heads=n_kv_heads, head_dim=head_dim)
+    bias, sinks, qk_norm, output_gate = (check.boolean(v, k) for k, v in (
+        ("bias", bias), ("sinks", sinks), ("qk_norm", qk_norm), ("output_gate", output_gate)))
     q, kv = n_heads * head_dim, n_kv_heads * head_dim
     weights = d_model * q * (2 if output_gate else 1) + 2 * d_model * kv + q * d_model
     biases = q * (2 if output_gate else 1) + 2 * kv + d_model if bias else 0
@@ -373,8 +387,12 @@ def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int
     output gate (``n_value_heads * value_dim`` each); another the per-value-head decay and
     write strengths (two numbers a head). A depthwise causal convolution of ``conv_kernel``
     taps runs over queries, keys and values; each value head has a decay rate and a time-step
-    bias; an RMSNorm of ``value_dim`` scales the output before the output projection.
+    bias; an RMSNorm of ``value_dim`` scales the output before the output projection. Every
+    argument is a positive int (a TypeError or ValueError naming it otherwise).
     """
+    d_model, n_key_heads, n_value_heads, key_dim, value_dim, conv_kernel = _counts(
+        d_model=d_model, n_key_heads=n_key_heads, n_value_heads=n_value_heads, key_dim=key_dim,
+        value_dim=value_dim, conv_kernel=conv_kernel)
     keys, values = n_key_heads * key_dim, n_value_heads * value_dim
     inputs = d_model * (2 * keys + 2 * values) + d_model * 2 * n_value_heads
     conv = (2 * keys + values) * conv_kernel  # one filter per channel, no bias

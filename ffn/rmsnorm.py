@@ -10,7 +10,7 @@ from numpy.typing import DTypeLike
 from ffn import _validate as check
 from ffn._layer import Layer, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
-from ffn.layernorm import power_of_two_rows
+from ffn.layernorm import power_of_two_rows, root_of_eps
 
 
 class RMSNorm(Layer):
@@ -24,7 +24,9 @@ class RMSNorm(Layer):
     Args:
         d_model: width of the rows, a positive int.
         eps: added to the mean square, a finite float >= 0 (1e-6, the default of LLaMA's
-            ``RMSNorm`` and of transformers' ``LlamaRMSNorm``).
+            ``RMSNorm`` and of transformers' ``LlamaRMSNorm``). Computed right, never rounded
+            to float32 first: a float32 norm adds ``sqrt(eps)`` formed in float64; it refuses
+            an eps whose root is no normal float32 (``ffn.layernorm.root_of_eps``).
         gamma: scale ``(d_model,)``, or None for ones.
         dtype: float32 or float64; None takes gamma's, or float64.
 
@@ -48,6 +50,7 @@ class RMSNorm(Layer):
             raise TypeError(f"dtype {resolved} does not match the dtype of gamma ({found})")
         weight = np.ones(d_model, resolved) if w["gamma"] is None else w["gamma"]
         super().__init__(resolved, d_model, d_model, "d_model", {"gamma": weight})
+        self._sqrt_eps = root_of_eps(self.eps, resolved, "RMSNorm")
         self.d_model = d_model
 
     @forward_pass
@@ -59,7 +62,7 @@ class RMSNorm(Layer):
         # entry, so its squares neither overflow nor underflow; eps joins through hypot.
         e, xs = power_of_two_rows(x)  # (N, 1), (N, d_model): x / 2**e
         ms = np.mean(xs * xs, axis=1, keepdims=True)  # (N, 1): mean(x**2) / 4**e
-        sqrt_eps = np.sqrt(self.dtype.type(self.eps))
+        sqrt_eps = self._sqrt_eps
         eps_scaled = np.ldexp(sqrt_eps, -e)  # (N, 1): sqrt(eps) / 2**e
         rms_scaled = np.hypot(np.sqrt(ms), eps_scaled)  # (N, 1): sqrt(mean(x**2) + eps) / 2**e
         # in x's units: what backward divides by (see LayerNorm.forward)

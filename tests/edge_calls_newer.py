@@ -31,6 +31,7 @@ from ffn.inference import (
 from ffn.quantize import e4m3_value, round_to_e4m3
 from tests.edge_calls_api import activations, ff_oracle
 from tests.edge_case import F32, F64, Case, array_equals, close, equals, is_close_float
+from tests.test_clamped import exact_one_by_one
 from tests.test_quantize import exact_absmax
 
 E4M3 = ml_dtypes.float8_e4m3fn
@@ -464,6 +465,76 @@ def relu2_cases() -> list[Case]:
     ]
 
 
+# ---------------------------------------------------------------- issue 39, items 9 to 14
+
+
+def tanh_gelu_grad_exact(x: float) -> float:
+    """d/dx [x (1 + tanh z) / 2], z = sqrt(2/pi) (x + 0.044715 x**3), in mpmath (50 digits)."""
+    with mpmath.workdps(50):
+        v, k, c = mpmath.mpf(x), mpmath.sqrt(2 / mpmath.pi), mpmath.mpf("0.044715")
+        t = mpmath.tanh(k * (v + c * v**3))
+        return float((1 + t) / 2 + v * (1 - t * t) / 2 * k * (1 + 3 * c * v * v))
+
+
+def issue39_cases() -> list[Case]:
+    one = np.ones((1, 1), F32)
+
+    def clamped(alpha: float, x: float) -> Case:
+        def call() -> tuple[float, float]:
+            block = ffn.ClampedSwiGLU(one, one, one, alpha=alpha)
+            y = block(np.array([[x]], F32))
+            return float(y[0, 0]), float(block.backward(np.ones((1, 1), F32))[0, 0])
+
+        y, gate_term, up_term = exact_one_by_one(float(np.float32(x)), alpha)
+        want = float(y), float(gate_term + up_term)
+        return Case(f"issue39 clamped float32 alpha {alpha:g} x {x:g}", call, "",
+                    lambda r: all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-30)
+                                  for a, b in zip(r, want, strict=True)))
+
+    def rms(eps: float, row: list[float]) -> Case:
+        x = np.array([row], F32)
+        ms = sum(Fraction(float(v)) ** 2 for v in x[0]) / 4 + Fraction(eps)
+        with mpmath.workdps(50):
+            want = [float(mpmath.mpf(float(v)) / mpmath.sqrt(mpmath.mpf(ms.numerator)
+                                                             / ms.denominator)) for v in x[0]]
+        return Case(f"issue39 rmsnorm float32 eps {eps:g} row {row[0]:g}",
+                    lambda: ffn.RMSNorm(4, eps=eps, dtype=F32)(x), "", close(np.array([want]), F32))
+
+    gpt2, oss = ffn.get_model("GPT-2 small"), ffn.get_model("gpt-oss-120b")
+    x = np.array([-5.41, -3.0, -0.7518, -0.5, 2.0], F32)
+    grad_want = np.array([tanh_gelu_grad_exact(v) for v in x.astype(F64).tolist()])
+    return [
+        rms(1e-50, [0.0, 0.0, 0.0, 0.0]), rms(1e39, [1e19, -1e19, 5e18, 2.5e18]),
+        rms(1e-70, [1e-36, 0.0, -2e-36, 3e-36]),
+        Case("issue39 rmsnorm float32 eps 1e-80", lambda: ffn.RMSNorm(4, eps=1e-80, dtype=F32),
+             "eps", words="float32"),
+        Case("issue39 layernorm float32 eps 1e78", lambda: ffn.LayerNorm(4, eps=1e78, dtype=F32),
+             "eps", words="float32"),
+        clamped(1e39, 0.0), clamped(1e39, -3.0), clamped(1e-50, 5.0), clamped(1e308, 2.0),
+        clamped(1e308, -2.0),
+        Case("issue39 clamped from_fused bias width", lambda: ffn.ClampedSwiGLU.from_fused(
+            np.ones((4, 6)), np.ones(8), np.ones((3, 4)), None), "gate_up_bias"),
+        Case("issue39 intensity batch 1e300", lambda: arithmetic_intensity(oss, 10**300), "",
+             is_close_float(17344.0, rel=1e-15)),
+        Case("issue39 bytes size 1/10**400", lambda: decode_bytes(gpt2, 1, Fraction(1, 10**400)),
+             "bytes_per_value", words="2.2e-308"),
+        Case("issue39 intensity size 1e-320", lambda: arithmetic_intensity(gpt2, 1, 1e-320),
+             "bytes_per_value", words="2.2e-308"),
+        Case("issue39 critical size 1e-300", lambda: critical_batch(oss, ffn.H100_SXM, 1e-300),
+             "", equals(1)),
+        Case("issue39 head attention heads -1", lambda: ffn.models.head_attention_parameters(
+            2880, -1, 8, 64), "n_heads"),
+        Case("issue39 head attention heads 4.5", lambda: ffn.models.head_attention_parameters(
+            2880, 4.5, 8, 64), "n_heads"),  # type: ignore[arg-type]
+        Case("issue39 deltanet conv -16", lambda: ffn.models.gated_deltanet_parameters(
+            2048, 16, 32, 128, 128, -16), "conv_kernel"),
+        Case("issue39 tanh gelu grad float32", lambda: ffn.gelu_grad(x, approximate="tanh"), "",
+             close(grad_want, F32)),
+        Case("issue39 fast tanh gelu grad float32",
+             lambda: ffn.fast.gelu_grad(x, approximate="tanh"), "", close(grad_want, F32)),
+    ]
+
+
 def newer_cases() -> list[Case]:
     return [*inference_cases(), *quantize_cases(), *deepseek_cases(), *models_cases(),
-            *relu2_cases()]
+            *relu2_cases(), *issue39_cases()]

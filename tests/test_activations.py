@@ -7,6 +7,7 @@ differences of those references (not of the code under test).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -246,19 +247,10 @@ def test_float32_is_accurate_to_float32_precision(name: str, cases: Cases) -> No
     f, grad, ref = cases[name]
     x32 = np.linspace(-8, 8, 1601, dtype=np.float32)
     x64 = x32.astype(np.float64)
-    # The literal tanh formula cancels in 1 + tanh(z) for x < -3: in float32
-    # its absolute error there is about |x| * 3e-8, and ~20x that in the
-    # derivative (PyTorch's float32 tanh GELU does the same).
-    tanh_form = name == "gelu_tanh"
-    np.testing.assert_allclose(
-        f(x32), elementwise(ref, x64), rtol=2e-6, atol=4e-7 if tanh_form else 1e-7
-    )
-    np.testing.assert_allclose(
-        grad(x32),
-        central_difference(ref, x64),
-        rtol=2e-6,
-        atol=2e-6 if tanh_form else 2e-7,
-    )
+    # The tanh GELU and its derivative are written as x sigmoid(2z) and its derivative, with
+    # no 1 + tanh(z) to cancel for x < -3: the same tolerances as the others (issues 30, 39).
+    np.testing.assert_allclose(f(x32), elementwise(ref, x64), rtol=2e-6, atol=1e-7)
+    np.testing.assert_allclose(grad(x32), central_difference(ref, x64), rtol=2e-6, atol=2e-7)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -483,3 +475,73 @@ def test_tanh_gelu_does_not_cancel_in_its_negative_tail(gelu: Any, dtype: type) 
     bound = 4 * (1 + two_z) * np.finfo(dtype).eps / 2
     assert np.all(rel[tail] <= bound[tail]), float((rel / bound)[tail].max())
     assert np.all((got <= 0) & np.isfinite(got))
+
+
+# ---------------------------------------------------------------- the tanh GELU's derivative
+
+
+def exact_tanh_gelu_grad(x: float) -> mpmath.mpf:
+    """d/dx [x sigmoid(2z)], z = sqrt(2/pi) (x + 0.044715 x**3), in mpmath (40 digits, any
+    exponent): s + x s (1 - s) 2z', s = sigmoid(2z), the same function as
+    d/dx [x (1 + tanh z) / 2]."""
+    with mpmath.workdps(40):
+        v, k, c = mpmath.mpf(x), mpmath.sqrt(2 / mpmath.pi), mpmath.mpf("0.044715")
+        two_z, two_dz = 2 * k * (v + c * v**3), 2 * k * (1 + 3 * c * v * v)
+        s = 1 / (1 + mpmath.exp(-two_z))
+        return s + v * s * (1 - s) * two_dz
+
+
+@functools.cache
+def float32_grid() -> tuple[np.ndarray, np.ndarray]:
+    """100,001 float32 points evenly over [-10, 10], 20,000 random ones, and the 4,001 float32
+    nearest the derivative's zero (x = -0.7518), with the derivative exactly (mpmath)."""
+    rng = np.random.default_rng(39)
+    root = float(mpmath.findroot(exact_tanh_gelu_grad, -0.75))
+    near = np.float32(root) + np.arange(-2000, 2001) * np.spacing(np.float32(root))
+    x = np.unique(np.concatenate([np.linspace(-10, 10, 100_001), rng.uniform(-10, 10, 20_000),
+                                  near]).astype(np.float32))
+    return x, np.array([float(exact_tanh_gelu_grad(v)) for v in x.astype(np.float64).tolist()])
+
+
+@pytest.mark.parametrize("grad", [ffn.gelu_grad, ffn.fast.gelu_grad], ids=["ffn", "ffn.fast"])
+def test_float32_tanh_gelu_grad_is_within_half_an_ulp(grad: Any) -> None:
+    """Issue 39: the float32 derivative cancelled in 1 + tanh(z) (x = -5.41: -1.24e-6 for
+    -9.17e-8) and, near its zero, between its two terms. Formed in float64 and rounded once,
+    it is within half an ulp of the exact value at every point of a dense grid (plus 1e-6 ulp
+    for float64's own rounding), and never further from it than PyTorch's float32 autograd."""
+    from tests.test_torch_reference import import_or_skip  # skips only this test without torch
+
+    torch = import_or_skip("torch")
+    x, exact = float32_grid()
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    got = grad(x, approximate="tanh")
+    assert got.dtype == np.float32
+    error = np.abs(got.astype(np.float64) - exact) / ulp
+    assert error.max() <= 0.5 + 1e-6, float(x[error.argmax()])
+    x_t = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.gelu(x_t, approximate="tanh").sum().backward()
+    torch_error = np.abs(x_t.grad.numpy().astype(np.float64) - exact) / ulp
+    assert np.all(error <= torch_error), int(np.sum(error > torch_error))
+    middle = (x >= -6) & (x <= -0.5)
+    assert torch_error[middle].max() > 1000  # the cancellation the bound rules out is real
+
+
+@pytest.mark.parametrize("grad", [ffn.gelu_grad, ffn.fast.gelu_grad], ids=["ffn", "ffn.fast"])
+def test_float64_tanh_gelu_grad_does_not_cancel(grad: Any) -> None:
+    """Issue 39: in float64 1 + tanh(z) cancelled too (x = -10: 0, not -1.4e-36). Now the error
+    is at most 4 (1 + |2z|) half-ulps of the two terms' size, s + |x s (1 - s) 2z'|: 2z's
+    roundings grow by |2z| through the exponential, and near the zero (x = -0.75) the two
+    terms cancel, so the bound is relative to them, not to the result."""
+    rng = np.random.default_rng(39)
+    x = np.concatenate([np.linspace(-20, 20, 20_001), rng.uniform(-20, 20, 5_000)])
+    exact = np.array([float(exact_tanh_gelu_grad(v)) for v in x.tolist()])
+    two_z = 2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+    s = scipy.special.expit(two_z)
+    terms = s + np.abs(x * s * scipy.special.expit(-two_z) * 2 * math.sqrt(2 / math.pi)
+                       * (1 + 3 * 0.044715 * x * x))
+    bound = 4 * (1 + np.abs(two_z)) * np.finfo(np.float64).eps / 2 * terms
+    assert np.all(np.abs(grad(x, approximate="tanh") - exact) <= bound)
+    tail = grad(np.array([-10.0, -15.0]), approximate="tanh")
+    assert np.all(tail < 0)  # the old form gave exactly 0 here
+    np.testing.assert_allclose(tail, [float(exact_tanh_gelu_grad(v)) for v in (-10.0, -15.0)],
+                               rtol=1e-13)

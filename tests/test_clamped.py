@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -193,7 +194,7 @@ CASES = [
     Case("from_fused bias odd", lambda: ffn.ClampedSwiGLU.from_fused(
         np.ones((4, 6)), np.ones(5), np.ones((3, 4)), None), "gate_up_bias"),
     Case("from_fused bias width", lambda: ffn.ClampedSwiGLU.from_fused(
-        np.ones((4, 6)), np.ones(8), np.ones((3, 4)), None), "b"),
+        np.ones((4, 6)), np.ones(8), np.ones((3, 4)), None), "gate_up_bias"),
 ]
 
 
@@ -208,3 +209,80 @@ def test_messages() -> None:
     with raises(ValueError, "gate_up must have an even, non-zero last axis (gate and up "
                             "interleaved), got shape (4, 5)"):
         ffn.split_gate_up(np.ones((4, 5)))
+
+
+# ---------------------------------------------------------------- alpha at the ends of the range
+
+
+def exact_one_by_one(x: float, alpha: float, limit: float = 7.0) -> tuple[mpmath.mpf, ...]:
+    """A 1 x 1 ClampedSwiGLU with unit weights and no biases, in mpmath: ``y`` and the two
+    terms of ``dy/dx``, the gate's (sigmoid's slope included) and the up branch's."""
+    with mpmath.workdps(50):
+        v, a = mpmath.mpf(x), mpmath.mpf(alpha)
+        g, u = min(v, limit), max(-limit, min(v, limit))
+        s = 1 / (1 + mpmath.exp(-a * g))
+        gate_term = (s + a * g * s * (1 - s)) * (u + 1) if v <= limit else mpmath.mpf(0)
+        up_term = g * s if abs(v) <= limit else mpmath.mpf(0)
+        return g * s * (u + 1), gate_term, up_term
+
+
+@pytest.mark.parametrize("alpha", [1e-300, 1e-50, 1.702, 1e39, 1e300, 1e308])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_any_alpha_gives_the_exact_value_and_slope(alpha: float, dtype: type) -> None:
+    """Issue 39: float32 rounded alpha, 1e39 to inf (NaN at x = 0); backward formed alpha g
+    s (1 - s), inf * 0 = NaN once alpha g overflowed (alpha = 1e308, |g| > 1.8). mpmath is
+    the oracle; a few roundings of the dtype, relative to the size of the slope's two terms
+    (which cancel where the slope crosses 0)."""
+    x = np.concatenate([np.linspace(-9, 9, 721), [0.0, -1e-30, 1e-30, 7.0, -7.0, 2.0, -2.0]])
+    x = x.astype(dtype)
+    one = np.ones((1, 1), dtype)
+    block = ffn.ClampedSwiGLU(one, one, one, alpha=alpha)
+    y = block(x[:, None])[:, 0]
+    dx = block.backward(np.ones((x.size, 1), dtype))[:, 0]
+    exact = [exact_one_by_one(v, alpha) for v in x.astype(np.float64).tolist()]
+    want_y = np.array([float(e[0]) for e in exact])
+    want_dx = np.array([float(e[1] + e[2]) for e in exact])
+    size = np.array([float(abs(e[1]) + abs(e[2])) for e in exact])
+    rtol = 8 * np.finfo(dtype).eps
+    tiny = np.finfo(dtype).smallest_subnormal
+    assert np.all(np.abs(y - want_y) <= rtol * np.abs(want_y) + tiny)
+    assert np.all(np.abs(dx - want_dx) <= rtol * size + tiny)
+
+
+def test_a_huge_alpha_has_pytorch_autograd_s_gradients() -> None:
+    """Issue 39: alpha = 1e308 gave NaN gradients for |g| > 1.8; PyTorch autograd in float64
+    (gpt-oss's swiglu, written out) is finite there, and ffn agrees with every gradient."""
+    from tests.test_torch_reference import import_or_skip  # skips only this test without torch
+
+    torch = import_or_skip("torch")
+    w = weights(3, scale=2.0)
+    x = np.random.default_rng(4).normal(size=(5, D_MODEL))
+    block = ffn.ClampedSwiGLU(**w, alpha=1e308)
+    block(x)
+    dy = np.random.default_rng(5).normal(size=(5, D_MODEL))
+    dx = block.backward(dy)
+    t = {k: torch.tensor(v, requires_grad=True) for k, v in w.items()}
+    x_t = torch.tensor(x, requires_grad=True)
+    gate = torch.clamp(x_t @ t["W"] + t["b"], max=7.0)
+    up = torch.clamp(x_t @ t["V"] + t["c"], min=-7.0, max=7.0)
+    y_t = (gate * torch.sigmoid(1e308 * gate) * (up + 1)) @ t["W2"] + t["b2"]
+    y_t.backward(torch.tensor(dy))
+    assert (np.abs(x @ w["W"] + w["b"]) > 1.8).sum() > 5  # where alpha g overflows
+    assert np.isfinite(dx).all()
+    np.testing.assert_allclose(dx, x_t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    for name, grad in block.grads.items():
+        np.testing.assert_allclose(grad, t[name].grad.numpy(), rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
+def test_from_fused_names_the_argument_passed() -> None:
+    """Issue 39: a gate_up_bias of the wrong even width was named b, the split half."""
+    with raises(ValueError, "gate_up_bias has shape (8,) but gate_up has shape (4, 6): "
+                            "gate_up_bias must be (2 * d_ff,) = (6,)"):
+        ffn.ClampedSwiGLU.from_fused(np.ones((4, 6)), np.ones(8), np.ones((3, 4)), None)
+    with raises(ValueError, "gate_up_bias has shape (1, 6) but gate_up has shape (4, 6): "
+                            "gate_up_bias must be (2 * d_ff,) = (6,)"):
+        ffn.ClampedSwiGLU.from_fused(np.ones((4, 6)), np.ones((1, 6)), np.ones((3, 4)), None)
+    with raises(ValueError, "gate_up must be 2-D with shape (d_model, 2 * d_ff), got shape "
+                            "(2, 4, 6)"):
+        ffn.ClampedSwiGLU.from_fused(np.ones((2, 4, 6)), np.ones(6), np.ones((3, 4)), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -489,3 +490,53 @@ def test_numpy_ints_in_model_dims_do_not_wrap() -> None:
     assert all(type(getattr(model, f)) is int for f in ("d_model", "n_experts", "top_k"))
     per_layer = d * n + 1 * 2 * d * 4 + 2 * d  # router, one expert (batch 1), x and y
     assert decode_bytes(model, 1, 2) == pytest.approx(2 * per_layer, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the ends of the float range
+
+
+def test_a_batch_beyond_a_float_gives_its_intensity() -> None:
+    """Issue 39: a valid batch of 10**300 raised OverflowError (batch * FLOPs is no float). The
+    oracle: exact fractions; for a dense model every byte is an int, for gpt-oss-120b the
+    weights are 10**-295 of the bytes, so the intensity is the ceiling, FLOPs over the 2
+    bfloat16 values of each token's x and y per layer: 17,344."""
+    gpt2, batch = ffn.get_model("GPT-2 small"), 10**300
+    per_token = 12 * ffn.count_flops(768, 3072)
+    moved = 12 * 2 * (ffn.count_parameters(768, 3072) + 2 * batch * 768)
+    assert arithmetic_intensity(gpt2, batch) == float(Fraction(batch * per_token, moved))
+    oss = ffn.get_model("gpt-oss-120b")
+    assert Fraction(oss.ffn_flops_per_token(), 36 * 2 * 2 * 2880) == 17344
+    assert arithmetic_intensity(oss, batch) == pytest.approx(17344, rel=4e-16)
+    assert arithmetic_intensity(oss, batch, 2, "mxfp4") == pytest.approx(17344, rel=4e-16)
+
+
+@pytest.mark.parametrize("size", [1e-320, 5e-324, 2.2e-308, Fraction(1, 10**400)],
+                         ids=["1e-320", "5e-324", "2.2e-308", "1/10**400"])
+def test_a_size_below_float64s_normal_range_is_refused(size: float | Fraction) -> None:
+    """Issue 39: decode_bytes gave 0.0 for 1/10**400, arithmetic_intensity inf for 1e-320
+    (and a bare ZeroDivisionError for 1/10**400), critical_batch an OverflowError."""
+    gpt2, oss = ffn.get_model("GPT-2 small"), ffn.get_model("gpt-oss-120b")
+    for name, sizes in (("bytes_per_value", (size,)), ("expert_bytes_per_value", (2, size))):
+        for call, args in ((decode_bytes, (gpt2, 1)), (decode_bytes, (oss, 1)),
+                           (arithmetic_intensity, (oss, 1)), (critical_batch, (oss, H100_SXM))):
+            with pytest.raises(ValueError, match=rf"^{name} must be at least 2\.2e-308 "):
+                call(*args, *sizes)
+
+
+def test_the_smallest_size_taken_gives_exact_bytes_and_batch_one() -> None:
+    """From 2.2e-308 on, the bytes are the exact count rounded once, and a step of one token
+    already passes the H100's ridge point (it raised OverflowError for 1e-320)."""
+    gpt2, tiny = ffn.get_model("GPT-2 small"), 2.2250738585072014e-308
+    moved = 12 * Fraction(tiny) * (ffn.count_parameters(768, 3072) + 2 * 768)
+    assert decode_bytes(gpt2, 1, tiny) == float(moved)
+    assert critical_batch(ffn.get_model("gpt-oss-120b"), H100_SXM, 1e-300) == 1
+    assert critical_batch(gpt2, H100_SXM, Fraction(1, 10**300)) == 1
+
+
+def test_an_intensity_beyond_float64_names_bytes_per_value() -> None:
+    gpt2, batch, size = ffn.get_model("GPT-2 small"), 10**6, 2.3e-308
+    moved = 12 * Fraction(size) * (ffn.count_parameters(768, 3072) + 2 * batch * 768)
+    assert Fraction(batch * 12 * ffn.count_flops(768, 3072)) / moved > Fraction(sys.float_info.max)
+    with pytest.raises(ValueError, match=r"bytes_per_value = .* the intensity exceeds "
+                                         "float64's range"):
+        arithmetic_intensity(gpt2, batch, size)

@@ -328,3 +328,17 @@ def test_backward_errors() -> None:
         norm(np.ones((2, 3)))  # a failed forward leaves nothing for backward
     with raises(RuntimeError, before):
         norm.backward(np.ones((2, D)))
+
+
+@pytest.mark.parametrize("eps", [1e-50, 1.4e-76, 1e39, 1.15e77])
+def test_a_float32_eps_beyond_float32_is_computed_right(eps: float) -> None:
+    """Issue 39: a float32 LayerNorm rounded eps to float32 first: 1e-50 became 0 (NaN on an
+    equal row, where the answer is beta) and 1e39 inf. Exact fractions are the oracle."""
+    from tests.test_edge_calls import layer_norm_exact
+
+    gamma, beta = (a.astype(np.float32) for a in affine(d=4))
+    rows = [np.full(4, 7.0), np.array([1.0, -1.0, 0.5, 0.25]) * 1e19, [3.0, -1.0, 0.5, 2.0],
+            np.array([1.0, -1.0, 0.5, 0.25]) * 1e-30]
+    x = np.array(rows).astype(np.float32)
+    y = ffn.LayerNorm(4, eps=eps, gamma=gamma, beta=beta)(x)
+    np.testing.assert_allclose(y, layer_norm_exact(x, gamma, beta, eps), rtol=1e-6, atol=1e-6)

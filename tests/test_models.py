@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -264,3 +266,44 @@ def test_fine_grained_fields_and_their_errors() -> None:
              "dense_layers and dense_d_ff go together, got 1 and None")]:
         with raises(ValueError, message):
             ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- the attention counts' arguments
+
+ATTENTION_COUNTS = [
+    (ffn.models.head_attention_parameters, {"d_model": 2880, "n_heads": 64, "n_kv_heads": 8,
+                                            "head_dim": 64}),
+    (ffn.models.gated_deltanet_parameters, {"d_model": 2048, "n_key_heads": 16,
+                                            "n_value_heads": 32, "key_dim": 128,
+                                            "value_dim": 128, "conv_kernel": 4}),
+    (ffn.models.latent_attention_parameters, {"d_model": 7168, "n_heads": 128, "q_rank": 1536,
+                                              "kv_rank": 512, "nope_dim": 128, "rope_dim": 64,
+                                              "v_dim": 128}),
+]
+BAD_SIZES = [(-1, ValueError, "must be positive, got -1"), (0, ValueError, "must be positive"),
+             (4.5, TypeError, "must be an int, got float 4.5"),
+             (True, TypeError, "must be an int, got bool True"),
+             ("8", TypeError, "must be an int, got str '8'"),
+             (None, TypeError, "must be an int, got NoneType None")]
+
+
+@pytest.mark.parametrize(("count", "good"), ATTENTION_COUNTS,
+                         ids=[count.__name__ for count, _ in ATTENTION_COUNTS])
+def test_attention_counts_check_every_argument(count: Any, good: dict[str, int]) -> None:
+    """Issue 39: these counts checked nothing: -1 heads gave -32, 4.5 a float, a conv_kernel
+    of -16 16,908,480. Each size is a positive int (numpy's too), named when it is not."""
+    total = count(**good)
+    assert type(total) is int
+    assert count(**{k: np.int64(v) for k, v in good.items()}) == total
+    for name in good:
+        for value, error, words in BAD_SIZES:
+            with pytest.raises(error, match=f"^{name} {re.escape(words)}"):
+                count(**good | {name: value})
+
+
+@pytest.mark.parametrize("flag", ["bias", "sinks", "qk_norm", "output_gate"])
+def test_head_attention_flags_are_bools(flag: str) -> None:
+    with pytest.raises(TypeError, match=f"^{flag} must be a bool, got int 1$"):
+        ffn.models.head_attention_parameters(2880, 64, 8, 64, **{flag: 1})
+    with_flag = ffn.models.head_attention_parameters(2880, 64, 8, 64, **{flag: np.True_})
+    assert with_flag > ffn.models.head_attention_parameters(2880, 64, 8, 64)

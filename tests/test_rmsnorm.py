@@ -286,3 +286,47 @@ def test_repr_and_read_only() -> None:
     assert norm.gamma.dtype == np.float32 and not norm.gamma.flags.writeable
     with pytest.raises(AttributeError, match="read-only"):
         norm.eps = 0.1
+
+
+# ---------------------------------------------------------------- eps beyond float32's range
+
+
+EPS_ROWS = [np.zeros(4), np.array([1.0, -1.0, 0.5, 0.25]) * 1e19,
+            np.array([1.0, -1.0, 0.5, 0.25]) * 1e-30, np.array([3.0, -1.0, 0.5, 2.0]),
+            np.array([1.0, -1.0, 0.5, 0.25]) * 3e38, np.array([1.0, -1.0, 1.0, 0.0]) * 1e-44]
+
+
+@pytest.mark.parametrize("eps", [1e-50, 1.4e-76, 1e-40, 1e39, 1e60, 1.15e77])
+def test_a_float32_eps_beyond_float32_is_computed_right(eps: float) -> None:
+    """Issue 39: a float32 RMSNorm rounded eps to float32 first: 1e-50 became 0 (NaN on a zero
+    row, where the answer is 0) and 1e39 inf (0 everywhere). Exact fractions are the oracle."""
+    gamma = gain(d=4).astype(F32)
+    x = np.array(EPS_ROWS).astype(F32)
+    y = ffn.RMSNorm(4, eps=eps, gamma=gamma)(x)
+    np.testing.assert_allclose(y, rms_norm_exact(x, gamma, eps), rtol=1e-6,
+                               atol=np.finfo(F32).smallest_subnormal)
+
+
+def test_a_zero_row_with_a_tiny_eps_has_slope_one_over_sqrt_eps() -> None:
+    """At x = 0, d/dx [x / sqrt(mean(x**2) + eps)] = 1 / sqrt(eps): 1e25 for eps = 1e-50."""
+    norm = ffn.RMSNorm(4, eps=1e-50, gamma=gain(d=4).astype(F32))
+    norm(np.zeros((1, 4), F32))
+    dy = np.array([[1.0, -2.0, 0.5, 3.0]], F32)
+    np.testing.assert_allclose(norm.backward(dy), dy * norm.gamma * 1e25, rtol=1e-6)
+
+
+@pytest.mark.parametrize("eps", [1e-80, 5e-324, 1.3e-76, 1.2e77, 1e78, 1e300])
+def test_an_eps_whose_root_is_no_normal_float32_is_refused(eps: float) -> None:
+    """Its square root (what the norm adds) would be a subnormal, 0 or inf in float32; float64
+    computes it, exact fractions the oracle."""
+    for make in (ffn.RMSNorm, ffn.LayerNorm):
+        with raises(ValueError, f"eps={eps!r} is outside the range a float32 {make.__name__} "
+                                "can use: its square root, which the norm adds, would be",
+                    prefix=True):
+            make(4, eps=eps, dtype=F32)
+        with pytest.raises(ValueError,
+                           match=r"give eps = 0 or eps between 1\.4e-76 and 1\.15e\+77$"):
+            make(4, eps=eps, dtype=F32)
+    x = np.array(EPS_ROWS[:4])
+    np.testing.assert_allclose(ffn.RMSNorm(4, eps=eps)(x), rms_norm_exact(x, np.ones(4), eps),
+                               rtol=1e-13, atol=np.finfo(F64).smallest_subnormal)

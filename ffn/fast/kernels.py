@@ -353,31 +353,36 @@ def _gelu_tanh(x: FloatArray, out: FloatArray) -> None:
 
 
 def _gelu_tanh_grad(x: FloatArray, out: FloatArray) -> None:
-    # d/dx = 0.5 (1 + t) + 0.5 x (1 - t**2) z'  with  t = tanh(z),
-    # z' = sqrt(2/pi) (1 + 3 * 0.044715 x**2).
-    # Everything is computed from x clipped to +-10: beyond that t = +-1 exactly,
-    # so 1 - t**2 = 0 and the clipped value changes nothing, while x**2 cannot
-    # overflow. 1 - t**2 is formed as (1 - t)(1 + t): exact factors near
-    # t = +-1, and unlike 1 / cosh(z)**2 it cannot overflow.
-    t, dz = work_arrays(out, 2)
-    np.clip(x, -_TANH_CLIP, _TANH_CLIP, out=out)  # x (clipped)
-    np.multiply(out, out, out=t)  # x**2
-    np.multiply(t, 3.0 * _TANH_CUBIC, out=dz)
+    # d/dx [x s] = s + x s (1 - s) 2z'  with  s = sigmoid(2z), 1 - s = sigmoid(-2z),
+    # 2z' = 2 sqrt(2/pi) (1 + 3 * 0.044715 x**2): no 1 + tanh(z) to cancel for x << 0.
+    # Near the derivative's zero (x = -0.75) the two terms still cancel: float32 is
+    # computed in float64 work arrays and rounded once, as ffn.gelu_grad does. x is
+    # clipped to +-100, where s is exactly 0 or 1 and x s (1 - s) is 0: the same values,
+    # no overflow in x**2 and no inf * 0.
+    if out.dtype == np.float32:
+        like = np.broadcast_to(np.float64(0.0), out.shape)  # float64 work arrays: no copy
+        x_wide, wide = work_arrays(like, 2, first=3)  # slots 0-2 are the float64 kernel's
+        np.copyto(x_wide, x)
+        _gelu_tanh_grad(x_wide, wide)
+        np.copyto(out, wide)  # rounded once to float32
+        return
+    two_z, dz, xc = work_arrays(out, 3)
+    np.clip(x, -_SIGMOID_TANH_CLIP, _SIGMOID_TANH_CLIP, out=xc)
+    np.multiply(xc, xc, out=dz)  # x**2
+    np.multiply(dz, _TANH_CUBIC, out=two_z)
+    two_z += 1.0
+    two_z *= xc
+    two_z *= 2.0 * _TANH_SCALE  # 2z
+    dz *= 3.0 * _TANH_CUBIC
     dz += 1.0
-    dz *= _TANH_SCALE  # z'
-    t *= _TANH_CUBIC
-    t += 1.0
-    t *= out
-    t *= _TANH_SCALE  # z
-    np.tanh(t, out=t)  # t
-    out *= dz
-    out *= 0.5  # 0.5 x z'
-    np.subtract(1.0, t, out=dz)  # 1 - t; z' is no longer needed
-    t += 1.0  # 1 + t
-    out *= dz
-    out *= t  # 0.5 x z' (1 - t**2)
-    t *= 0.5
-    out += t
+    dz *= 2.0 * _TANH_SCALE  # 2z'
+    dz *= xc  # x 2z'; x is no longer needed
+    np.negative(two_z, out=xc)
+    _expit(xc, out=xc)  # 1 - s
+    dz *= xc
+    _expit(two_z, out=out)  # s
+    dz *= out  # x s (1 - s) 2z'
+    out += dz
 
 
 def _relu2(x: FloatArray, out: FloatArray) -> None:
