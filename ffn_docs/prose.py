@@ -39,7 +39,7 @@ _DISPLAY_MATH = re.compile(r"^\s*(\\\[|\$\$)")
 _ABBREVIATIONS = ("e.g", "i.e", "al", "Fig", "fig", "vs", "cf", "etc", "approx", "No", "Eq",
                   "eq", "Sec", "sec", "St", "Dr", "Mr", "Ms", "Jr", "resp", "incl")
 _CLOSERS = "\"'\u201d\u2019)]*_"  # what may follow a full stop before the space
-_END = re.compile(rf"(?<=[.?!])[{re.escape(_CLOSERS)}]*\s+(?=[\"'\u201c\u2018(\[*_]*[A-Z0-9])")
+_END = re.compile(rf"(?<=[.?!])[{re.escape(_CLOSERS)}]*\s+(?=[\"'\u201c\u2018(\[*_]*[A-Z0-9`])")
 _WORD = re.compile(r"\S*[^\W_]\S*")
 
 
@@ -107,7 +107,8 @@ def _inline_text(source: str) -> str:
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links: their text
     text = re.sub(r"\[([^\]]*)\]\[[^\]]*\]", r"\1", text)
     # Inline code: one word, its spaces taken out (its text stays, for `receipts`).
-    text = re.sub(r"(`+)(.+?)\1", lambda m: " " + "".join(m[2].split()) + " ", text)
+    # A backtick stays in front, so that a sentence opening with code still starts a sentence.
+    text = re.sub(r"(`+)(.+?)\1", lambda m: " `" + "".join(m[2].split()) + " ", text)
     text = re.sub(r"<[^>]+>", " ", text)  # inline HTML tags
     text = re.sub(r"\{[^}]*\}", " ", text)  # attribute lists
     return " ".join(text.split())

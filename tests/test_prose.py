@@ -27,10 +27,10 @@ from tooling.site import nav_pages
 
 def test_sentences_split_at_full_stops_not_at_abbreviations_or_decimals() -> None:
     page = ("# Title\n\nGELU of 0.772 is 0.602. It is smooth, e.g. near zero, as Hendrycks et "
-            "al. show. Why? Because Φ is.\n")
+            "al. show. Why? Because Φ is. `ffn.gelu` computes it.\n")
     assert prose.read(page).sentences == (
         "GELU of 0.772 is 0.602.", "It is smooth, e.g. near zero, as Hendrycks et al. show.",
-        "Why?", "Because Φ is.")
+        "Why?", "Because Φ is.", "`ffn.gelu computes it.")
 
 
 def test_code_tables_math_headings_and_collapsed_boxes_are_not_running_prose() -> None:
@@ -45,7 +45,7 @@ def test_code_tables_math_headings_and_collapsed_boxes_are_not_running_prose() -
     ])
     measured = prose.read(page)
     assert measured.sentences == (
-        "One sentence with M and ffn.gelu(x) and a link here.",
+        "One sentence with M and `ffn.gelu(x) and a link here.",
         "A list item without a full stop")
     # one, sentence, with, M, and, ffn.gelu(x), and, a, link, here. = 10 words
     assert measured.words == (10, 7)
