@@ -33,7 +33,8 @@ _CONTAINER = re.compile(r"^(?P<indent> *)(?P<mark>!!!|\?\?\?\+?|===)(?: |$)")
 _FENCE = re.compile(r"^ *(`{3,}|~{3,})")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_INLINE_MATH = re.compile(r"\\\((.+?)\\\)|(?<![\\$])\$(?!\s)([^$\n]+?)\$")
+_INLINE_MATH = re.compile(r"\\\((.+?)\\\)|(?<![\\$])\$(?!\s)([^$\n]+?)\$", re.S)
+_MATH_IN_PARAGRAPH = re.compile(r"\\\[.*?\\\]|\$\$.*?\$\$", re.S)  # display math inside a paragraph
 _DISPLAY_MATH = re.compile(r"^\s*(\\\[|\$\$)")
 # Words after which a full stop does not end a sentence.
 _ABBREVIATIONS = ("e.g", "i.e", "al", "Fig", "fig", "vs", "cf", "etc", "approx", "No", "Eq",
@@ -101,7 +102,7 @@ def _containers(text: str, keep_collapsed: bool) -> str:
 
 def _inline_text(source: str) -> str:
     """A paragraph's source as the words a reader reads."""
-    text = _COMMENT.sub("", source)
+    text = _MATH_IN_PARAGRAPH.sub(" ", _COMMENT.sub("", source))
     text = _INLINE_MATH.sub(" M ", text)
     text = re.sub(r"!\[[^\]]*\]\([^)]*\)(\{[^}]*\})?", " ", text)  # images
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links: their text

@@ -52,6 +52,11 @@ def test_code_tables_math_headings_and_collapsed_boxes_are_not_running_prose() -
     assert prose.receipts(page) == []
 
 
+def test_math_across_lines_and_display_math_inside_a_paragraph_are_not_words() -> None:
+    page = "The sum \\(a +\nb - c\\) is one word. It is\n\\[\ny = x W_1\n\\]\nshown apart.\n"
+    assert prose.read(page).sentences == ("The sum M is one word.", "It is shown apart.")
+
+
 def test_receipts_in_running_prose_are_found() -> None:
     page = ("The count agrees (tests/test_models.py). It is line 855 of the file. "
             "On this machine it took 3 s. See Section 2, Table 3 and Figure 4.\n")
