@@ -12,7 +12,7 @@ and compared with ffn's value for the same input, through one Node process for t
 - the activations compute the same formulas with another erfc (a series and a continued
   fraction instead of scipy's Cephes) and V8's exp and tanh instead of glibc's, each good to
   an ulp or two; the roundings that differ are of quantities of the size of |x|, of 1 and of
-  the result (x / sqrt 2, 1 + tanh z, 1 - s), so the tolerance is
+  the result (x / sqrt 2, 1 + exp(-2z), 1 - s), so the tolerance is
   `8 eps (|f| + |x| + 1)` with eps = 2**-52 (seen: at most 2.8 eps); the explorer prints
   6 decimals, 10**-6, ten orders of magnitude coarser. Exact GELU is also held to 1e-12
   relative for |x| <= 10: both erfcs lose about x**2 ulp in the tail when x / sqrt 2 is
@@ -247,6 +247,27 @@ def test_activations_at_the_slider_steps(lab: NodeLab) -> None:
             for js, py in ((js_f, function), (js_df, derivative)):
                 want = float(py(x))
                 assert abs(lab.call(js, x) - want) <= 8 * EPS * (abs(want) + abs(x) + 1)
+
+
+def test_gelu_gap_prints_as_ffn_near_zero(lab: NodeLab) -> None:
+    # Issue 39: the explorer's "GELU exact - tanh" row at x = 1e-6 printed "-0.00000000" where
+    # ffn prints "0.00000000" (the true gap is +3.3e-28, a few ulp of either GELU): the JS erfc
+    # rounded twice for z < 0 and its tanh GELU was not ffn's x sigmoid(2z). Near 0 the sign
+    # printed is the sign of a difference of two nearly equal doubles: the same string needs
+    # the same doubles, so this checks the formulas are ffn's, not only close to them.
+    from widgets.activations.data import activation_numbers
+
+    @SETTINGS
+    @given(exponent=st.floats(-300.0, 0.0), negative=st.booleans())
+    def check(exponent: float, negative: bool) -> None:
+        x = (-1.0 if negative else 1.0) * 10.0**exponent
+        got = lab.call("formatFixed", lab.call("gelu", x) - lab.call("geluTanh", x), 8)
+        assert got == activation_numbers(x)["gap"], x
+
+    assert activation_numbers(1e-6)["gap"] == "0.00000000"
+    assert lab.call("formatFixed", lab.call("gelu", 1e-6) - lab.call("geluTanh", 1e-6),
+                    8) == "0.00000000"
+    check()
 
 
 # ---- printing ----
