@@ -23,6 +23,7 @@ and compared with ffn's value for the same input, through one Node process for t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 from fractions import Fraction
@@ -205,6 +206,36 @@ def test_refused_dimensions_are_named(lab: NodeLab) -> None:
                            "dense_layers must be at most n_layers = 12"),
                           ({"dModel": 0}, "d_model must be positive")]:
         assert words in lab.call("dimsProblem", {**gpt2, **change})
+
+
+# ---- reading the fields ----
+
+@SETTINGS
+@given(n=st.integers(-(10**400), 10**400), form=st.sampled_from(["plain", ".0", ".000", "e0",
+                                                                    "e-form", "+"]))
+def test_typed_integers_read_exactly(lab: NodeLab, n: int, form: str) -> None:
+    # Issue 39: readInteger (the sizer's integer fields, the router's top-k) reads any whole
+    # number exactly, however long (a 100-digit d_model was "not a whole number": an 80
+    # character limit), in every form a number field holds it ("2.0", "1e0", "20e-1").
+    text = {"plain": str(n), ".0": f"{n}.0", ".000": f"{n}.000", "e0": f"{n}e0",
+            "e-form": f"{n * 10}e-1", "+": f"+{n}" if n >= 0 else str(n)}[form]
+    assert lab.call("readInteger", text) == n  # each text is written from n
+
+
+@pytest.mark.parametrize("text", ["2.5", "1e-1", "0.5e0", "12%", "", "two", "1,0", "1e", "."])
+def test_typed_fractions_and_words_are_no_integers(lab: NodeLab, text: str) -> None:
+    assert lab.call("readInteger", text) is None
+
+
+def test_a_100_digit_d_model_sizes_as_ffn(lab: NodeLab) -> None:
+    # Issue 39 item 15: ffn takes a 100-digit d_model; the sizer reads it (readInteger) and
+    # prints ffn's numbers for it.
+    d_model = lab.call("readInteger", "7" * 100)
+    assert d_model == int("7" * 100)
+    for name in ("GPT-2 small", "Mixtral 8x7B"):
+        model = dataclasses.replace(ffn.get_model(name), d_model=d_model)
+        assert lab.call("sizerNumbers", camel(model), "bfloat16") == sizer_numbers(model,
+                                                                                   "bfloat16")
 
 
 # ---- activations ----

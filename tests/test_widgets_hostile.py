@@ -449,8 +449,8 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
                  bias: list[float] | None = None, normalize: bool = True,
                  scale: float = 1.0) -> dict[str, Any]:
     """The route in mpmath: exact scores; the choice by the rule (scores rounded to doubles
-    plus the bias, ties to the lower index, NaN last; sigmoid without a bias by the exact
-    scores, which are the logits' order); weights the exact scores of the chosen, renormalised,
+    plus the bias, ties to the lower index, NaN last; without a bias, either score, by the
+    logits, the exact scores' order); weights the exact scores of the chosen, renormalised,
     or NaN when any score is NaN."""
     def exact(i: int) -> Any:
         if math.isnan(logits[i]):
@@ -465,8 +465,8 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
 
     n = len(logits)
     p = [exact(i) for i in range(n)]
-    if bias is None and score == "sigmoid":
-        key = [mpmath.mpf(v) if not math.isnan(v) else None for v in logits]
+    if bias is None:  # the logits, whose order either score keeps (NaN: unknown)
+        key = [None if mpmath.isnan(p[i]) else mpmath.mpf(logits[i]) for i in range(n)]
     else:
         key = [None if mpmath.isnan(p[i]) else float(p[i]) + (bias[i] if bias else 0.0)
                for i in range(n)]
@@ -511,6 +511,9 @@ def router_cases() -> list[LabCase]:
         route_case("softmax bias picks underflowed experts", [0.0, -1000.0, -1001.0, 5.0], 2,
                    "softmax", [0.0, 5.0, 5.0, 0.0]),
         route_case("sigmoid ties to the lower index", [1.0, 1.0, 1.0, 1.0], 2, "sigmoid"),
+        # issue 39: without a bias the logits choose, for softmax too (p rounds them together)
+        route_case("softmax, logits 1e-17 and 2e-17 give one p", [0.5, 1e-17, 2e-17, -1.0], 2),
+        route_case("softmax, underflowed p chosen by logit", [800.0, 0.0, 1.0, -5.0], 2),
     ]
     refused: list[tuple[str, dict[str, Any], str]] = [
         ("top_k True", {"top_k": True}, "top_k"), ("top_k '2'", {"top_k": "2"}, "top_k"),
@@ -682,6 +685,33 @@ def activation_cases() -> list[LabCase]:
     return cases
 
 
+# ---------------------------------------------------------------- reading the fields
+
+
+def whole_or_none(text: str) -> int | None:
+    """The typed text's value if it is a whole number (Python's exact Fraction reads it), else
+    None."""
+    value = Fraction(text)
+    return int(value) if value.denominator == 1 else None
+
+
+def read_cases() -> list[LabCase]:
+    # The sizer's integer fields and the router's top-k (issue 39): any length, any form a
+    # number field holds; no ffn function reads text, so the oracle alone.
+    texts = ["2.0", "1e0", "20e-1", "2.5", "-5", "0", "7" * 100, "1" + "0" * 400, "1e400",
+             "3.000e2", "12345678901234567890123.0", "0.1e1", "-0.0"]
+    cases = [LabCase(f"readInteger {t[:12]} ({len(t)} chars)", "readInteger", (t,), None,
+                     oracle=lambda t=t: whole_or_none(t)) for t in texts]
+    cases += [LabCase(f"readInteger {label}", "readInteger", (t,), None, oracle=lambda: None)
+              for label, t in [("empty", ""), ("word", "two"), ("percent", "12%"),
+                               ("bare e", "1e"), ("point", ".")]]
+    cases.append(LabCase("readNumber 100 digits (was null past 80 characters)", "readNumber",
+                         ("7" * 100,), None, oracle=lambda: {
+                             "negative": False, "digits": int("7" * 100), "exponent": 0,
+                             "percent": False}))
+    return cases
+
+
 # ---------------------------------------------------------------- printing
 
 
@@ -724,7 +754,7 @@ def python_fixed(x: float, digits: int, grouping: bool) -> str:
 # ---------------------------------------------------------------- the run
 
 CASES = [*counting_cases(), *model_dims_cases(), *router_cases(), *memory_cases(),
-         *activation_cases(), *format_cases()]
+         *activation_cases(), *format_cases(), *read_cases()]
 AREAS = sorted({c.js for c in CASES})
 
 # Exports with no ffn function to share a verdict with, and where they are tested instead.
