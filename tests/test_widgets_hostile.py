@@ -399,8 +399,16 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("gpt-oss, bytes beyond a double in nvfp4", OSS,
                   {"dModel": 10**300, "nLayers": 10**6}, "bytes_per_value", size="nvfp4"),
     ]
+    # a float bytes_per_value (issue 39): its exact binary value, the bytes a float
+    cases += [dims_case(f"{m.name} at {size!r} bytes a value", m, {}, size=size)
+              for m in (GPT2, OSS) for size in (0.53125, 0.5625, 2.0, 0.1)]
+    cases += [
+        dims_case("GPT-2 small at 2.0: a float, beyond a double", GPT2, {"dModel": 16 * HUGE},
+                  "bytes_per_value", size=2.0),
+    ]
     for label, size in [("fp4", "fp4"), ("MXFP4", "MXFP4"), ("0", 0), ("-2", -2),
-                        ("True", True), ("None", None)]:
+                        ("True", True), ("None", None), ("0.0", 0.0), ("-0.5", -0.5),
+                        ("nan", NAN), ("inf", INF), ("str 0.5", "0.5")]:
         cases.append(dims_case(f"bytes_per_value {label}", GPT2, {}, "bytes_per_value",
                                size=size))
         cases.append(dims_case(f"bytes_per_value {label}, experts", OSS, {},
@@ -697,7 +705,7 @@ def whole_or_none(text: str) -> int | None:
 
 def read_cases() -> list[LabCase]:
     # The sizer's integer fields and the router's top-k (issue 39): any length, any form a
-    # number field holds; no ffn function reads text, so the oracle alone.
+    # number field holds; the answer boxes' data. No ffn function reads text: the oracle alone.
     texts = ["2.0", "1e0", "20e-1", "2.5", "-5", "0", "7" * 100, "1" + "0" * 400, "1e400",
              "3.000e2", "12345678901234567890123.0", "0.1e1", "-0.0"]
     cases = [LabCase(f"readInteger {t[:12]} ({len(t)} chars)", "readInteger", (t,), None,
@@ -705,6 +713,22 @@ def read_cases() -> list[LabCase]:
     cases += [LabCase(f"readInteger {label}", "readInteger", (t,), None, oracle=lambda: None)
               for label, t in [("empty", ""), ("word", "two"), ("percent", "12%"),
                                ("bare e", "1e"), ("point", ".")]]
+    # the answer boxes' own data, malformed (issue 39: a bare TypeError from inside): refused
+    # naming the argument; the reader's text is never refused, only "unreadable"
+    for label, expected, rounding, arg in [
+            ("expected 'abc'", "abc", {"decimals": 2}, "expected"),
+            ("expected None", None, {"decimals": 2}, "expected"),
+            ("expected a number", 0.5, {"decimals": 2}, "expected"),
+            ("expected '12%'", "12%", {"decimals": 2}, "expected"),
+            ("rounding None", "0.50", None, "rounding"),
+            ("rounding {}", "0.50", {}, "rounding"),
+            ("rounding decimals -1", "0.50", {"decimals": -1}, "rounding"),
+            ("rounding figures 0", "0.50", {"figures": 0}, "rounding"),
+            ("rounding two kinds", "0.50", {"decimals": 2, "exact": True}, "rounding")]:
+        cases.append(LabCase(f"checkAnswer {label}", "checkAnswer", ("0.5", expected, rounding),
+                             None, arg))
+    cases.append(LabCase("checkAnswer right", "checkAnswer", ("0.499", "0.50", {"decimals": 2}),
+                         None, oracle=lambda: {"status": "right"}))
     cases.append(LabCase("readNumber 100 digits (was null past 80 characters)", "readNumber",
                          ("7" * 100,), None, oracle=lambda: {
                              "negative": False, "digits": int("7" * 100), "exponent": 0,
