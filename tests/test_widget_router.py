@@ -10,9 +10,10 @@ What is compared:
 
 - the chosen experts and their order: equal, always. The inputs make that a fair demand. The
   logits come from a grid of sixteenths (which repeats values, so exact ties are frequent) or
-  from any float in [-20, 20]; the biases are zero, from a grid of 64ths, or any float in
-  [-2, 2]; a float under 1e-6 in size becomes 0 (no_tiny). Two experts with the same
-  argument of exp (logit - max for softmax, -logit for sigmoid) and the same bias get the
+  from any float in [-20, 20]; the biases are none, zero, from a grid of 64ths, or any float
+  in [-2, 2]; a float under 1e-6 in size becomes 0 (no_tiny). Without a bias the logits
+  choose (ffn's rule, for both scores): the same doubles in both languages, no near-tie. With
+  one, two experts with the same argument of exp (logit - max for softmax, -logit for sigmoid) and the same bias get the
   same score and choice value in both languages (the same operations on the same doubles),
   so ffn's rule for ties (numpy's stable argsort of -(p + bias): the lower index first) must
   be matched exactly. Two experts with different inputs, one of them chosen by ffn, whose
@@ -122,7 +123,8 @@ def test_route_equals_ffn(lab: NodeLab, score: str) -> None:
         p, chosen, weights = ffn_route(logits, top_k, score, bias, normalize, scale)
         b = [0.0] * len(logits) if bias is None else bias
         choice = p + np.array(b)  # what ffn sorts (p itself without a bias)
-        if near_tie(exp_arguments(logits, score), b, p, choice, chosen):
+        # without a bias the logits choose, the same doubles in both: no tie is near
+        if bias is not None and near_tie(exp_arguments(logits, score), b, p, choice, chosen):
             rejected["near ties"] += 1
             assume(False)
         got = lab.call("route", logits, top_k, score, bias, normalize, scale)
@@ -134,6 +136,26 @@ def test_route_equals_ffn(lab: NodeLab, score: str) -> None:
     rejected["near ties"] = 0
     check()
     assert rejected["near ties"] <= N // 20, rejected  # rare: see the docstring
+
+
+@pytest.mark.parametrize("score", ["softmax", "sigmoid"])
+@pytest.mark.parametrize("logits, top_k", [
+    ([0.5, 1e-17, 2e-17, -1.0], 2),  # logit - 0.5 rounds to -0.5 for both: one p
+    ([800.0, 0.0, 1.0, -5.0], 2),  # softmax: p = 0 for all but the first (underflow)
+    ([0.0, -1000.0, -999.0, 5.0], 3),
+    ([40.0, 41.0, 0.0, -1.0], 1),  # sigmoid: p = 1.0 for both
+    ([-800.0, -805.0, -790.0, -1000.0], 3),  # sigmoid: p underflows or is subnormal
+])
+def test_without_a_bias_the_logits_choose(lab: NodeLab, score: str, logits: list[float],
+                                          top_k: int) -> None:
+    # Issue 39 item 19: ffn chooses by the logits when there is no bias (the scores' order,
+    # which their rounding may not keep); the JS did so for sigmoid alone, softmax chose by p.
+    p, chosen, weights = ffn_route(logits, top_k, score)
+    order = sorted(range(len(logits)), key=lambda i: (-logits[i], i))  # the rule, by hand
+    assert chosen.tolist() == order[:top_k]  # ffn's choice is the rule's
+    got = lab.call("route", logits, top_k, score)
+    assert got["chosen"] == order[:top_k], got
+    assert close(got["weights"], weights) and close(got["scores"], p), got
 
 
 def test_identity_router_gives_the_logits() -> None:

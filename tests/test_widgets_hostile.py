@@ -399,8 +399,16 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("gpt-oss, bytes beyond a double in nvfp4", OSS,
                   {"dModel": 10**300, "nLayers": 10**6}, "bytes_per_value", size="nvfp4"),
     ]
+    # a float bytes_per_value (issue 39): its exact binary value, the bytes a float
+    cases += [dims_case(f"{m.name} at {size!r} bytes a value", m, {}, size=size)
+              for m in (GPT2, OSS) for size in (0.53125, 0.5625, 2.0, 0.1)]
+    cases += [
+        dims_case("GPT-2 small at 2.0: a float, beyond a double", GPT2, {"dModel": 16 * HUGE},
+                  "bytes_per_value", size=2.0),
+    ]
     for label, size in [("fp4", "fp4"), ("MXFP4", "MXFP4"), ("0", 0), ("-2", -2),
-                        ("True", True), ("None", None)]:
+                        ("True", True), ("None", None), ("0.0", 0.0), ("-0.5", -0.5),
+                        ("nan", NAN), ("inf", INF), ("str 0.5", "0.5")]:
         cases.append(dims_case(f"bytes_per_value {label}", GPT2, {}, "bytes_per_value",
                                size=size))
         cases.append(dims_case(f"bytes_per_value {label}, experts", OSS, {},
@@ -449,8 +457,8 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
                  bias: list[float] | None = None, normalize: bool = True,
                  scale: float = 1.0) -> dict[str, Any]:
     """The route in mpmath: exact scores; the choice by the rule (scores rounded to doubles
-    plus the bias, ties to the lower index, NaN last; sigmoid without a bias by the exact
-    scores, which are the logits' order); weights the exact scores of the chosen, renormalised,
+    plus the bias, ties to the lower index, NaN last; without a bias, either score, by the
+    logits, the exact scores' order); weights the exact scores of the chosen, renormalised,
     or NaN when any score is NaN."""
     def exact(i: int) -> Any:
         if math.isnan(logits[i]):
@@ -465,8 +473,8 @@ def route_oracle(logits: list[float], top_k: int, score: str = "softmax",
 
     n = len(logits)
     p = [exact(i) for i in range(n)]
-    if bias is None and score == "sigmoid":
-        key = [mpmath.mpf(v) if not math.isnan(v) else None for v in logits]
+    if bias is None:  # the logits, whose order either score keeps (NaN: unknown)
+        key = [None if mpmath.isnan(p[i]) else mpmath.mpf(logits[i]) for i in range(n)]
     else:
         key = [None if mpmath.isnan(p[i]) else float(p[i]) + (bias[i] if bias else 0.0)
                for i in range(n)]
@@ -511,6 +519,9 @@ def router_cases() -> list[LabCase]:
         route_case("softmax bias picks underflowed experts", [0.0, -1000.0, -1001.0, 5.0], 2,
                    "softmax", [0.0, 5.0, 5.0, 0.0]),
         route_case("sigmoid ties to the lower index", [1.0, 1.0, 1.0, 1.0], 2, "sigmoid"),
+        # issue 39: without a bias the logits choose, for softmax too (p rounds them together)
+        route_case("softmax, logits 1e-17 and 2e-17 give one p", [0.5, 1e-17, 2e-17, -1.0], 2),
+        route_case("softmax, underflowed p chosen by logit", [800.0, 0.0, 1.0, -5.0], 2),
     ]
     refused: list[tuple[str, dict[str, Any], str]] = [
         ("top_k True", {"top_k": True}, "top_k"), ("top_k '2'", {"top_k": "2"}, "top_k"),
@@ -682,6 +693,49 @@ def activation_cases() -> list[LabCase]:
     return cases
 
 
+# ---------------------------------------------------------------- reading the fields
+
+
+def whole_or_none(text: str) -> int | None:
+    """The typed text's value if it is a whole number (Python's exact Fraction reads it), else
+    None."""
+    value = Fraction(text)
+    return int(value) if value.denominator == 1 else None
+
+
+def read_cases() -> list[LabCase]:
+    # The sizer's integer fields and the router's top-k (issue 39): any length, any form a
+    # number field holds; the answer boxes' data. No ffn function reads text: the oracle alone.
+    texts = ["2.0", "1e0", "20e-1", "2.5", "-5", "0", "7" * 100, "1" + "0" * 400, "1e400",
+             "3.000e2", "12345678901234567890123.0", "0.1e1", "-0.0"]
+    cases = [LabCase(f"readInteger {t[:12]} ({len(t)} chars)", "readInteger", (t,), None,
+                     oracle=lambda t=t: whole_or_none(t)) for t in texts]
+    cases += [LabCase(f"readInteger {label}", "readInteger", (t,), None, oracle=lambda: None)
+              for label, t in [("empty", ""), ("word", "two"), ("percent", "12%"),
+                               ("bare e", "1e"), ("point", ".")]]
+    # the answer boxes' own data, malformed (issue 39: a bare TypeError from inside): refused
+    # naming the argument; the reader's text is never refused, only "unreadable"
+    for label, expected, rounding, arg in [
+            ("expected 'abc'", "abc", {"decimals": 2}, "expected"),
+            ("expected None", None, {"decimals": 2}, "expected"),
+            ("expected a number", 0.5, {"decimals": 2}, "expected"),
+            ("expected '12%'", "12%", {"decimals": 2}, "expected"),
+            ("rounding None", "0.50", None, "rounding"),
+            ("rounding {}", "0.50", {}, "rounding"),
+            ("rounding decimals -1", "0.50", {"decimals": -1}, "rounding"),
+            ("rounding figures 0", "0.50", {"figures": 0}, "rounding"),
+            ("rounding two kinds", "0.50", {"decimals": 2, "exact": True}, "rounding")]:
+        cases.append(LabCase(f"checkAnswer {label}", "checkAnswer", ("0.5", expected, rounding),
+                             None, arg))
+    cases.append(LabCase("checkAnswer right", "checkAnswer", ("0.499", "0.50", {"decimals": 2}),
+                         None, oracle=lambda: {"status": "right"}))
+    cases.append(LabCase("readNumber 100 digits (was null past 80 characters)", "readNumber",
+                         ("7" * 100,), None, oracle=lambda: {
+                             "negative": False, "digits": int("7" * 100), "exponent": 0,
+                             "percent": False}))
+    return cases
+
+
 # ---------------------------------------------------------------- printing
 
 
@@ -724,7 +778,7 @@ def python_fixed(x: float, digits: int, grouping: bool) -> str:
 # ---------------------------------------------------------------- the run
 
 CASES = [*counting_cases(), *model_dims_cases(), *router_cases(), *memory_cases(),
-         *activation_cases(), *format_cases()]
+         *activation_cases(), *format_cases(), *read_cases()]
 AREAS = sorted({c.js for c in CASES})
 
 # Exports with no ffn function to share a verdict with, and where they are tested instead.

@@ -144,6 +144,10 @@ def test_router_every_control(site: Site, new_page: tuple[Page, Recorder]) -> No
     page.keyboard.press("ArrowDown")
     top_k = N - 1
     expect_ffn(widget, logits, top_k, score, bias)
+    # Issue 39: whole numbers in the forms the number field holds ("2.0", "1e0"), as ffn's 2, 1
+    for typed, k in [("2.0", 2), ("1e0", 1), ("30e-1", 3)]:
+        top.fill(typed)
+        expect_ffn(widget, logits, k, score, bias)
     top.fill("3")
     top_k = 3
     # The score function, both ways.
@@ -206,6 +210,8 @@ def test_router_bad_input_is_named(site: Site, new_page: tuple[Page, Recorder]) 
     cases = [("Experts per token (top-k)", "0", "Top-k must be a whole number from 1 to 8."),
              ("Experts per token (top-k)", "9", "Top-k must be a whole number from 1 to 8."),
              ("Experts per token (top-k)", "", "Top-k must be a whole number from 1 to 8."),
+             ("Experts per token (top-k)", "2.5",
+              "Top-k must be a whole number from 1 to 8: 2.5 is not whole."),
              ("Logit of expert 2", "25",
               "The logit of expert 2 must be from \N{MINUS SIGN}20 to 20."),
              ("Logit of expert 2", "", "The logit of expert 2 must be a number."),

@@ -276,7 +276,8 @@ def test_sizer_never_keeps_numbers_of_other_inputs(site: Site,
     refused_with_no_numbers(widget, "d_model")
     assert d_ff.input_value() == ""
     d_model.fill("1" + "0" * 400)  # a number field holds no value beyond the doubles
-    refused_with_no_numbers(widget, "d_model")
+    refused_with_no_numbers(widget, "d_model must be a whole number, got text a number field "
+                            "cannot read (it holds numbers up to 1.8e308)")
     d_model.fill("4096")
     assert_sizer_shows(widget, llama)
     experts = widget.get_by_label("Experts (1: one FFN, no router)", exact=True)
@@ -309,3 +310,7 @@ def test_sizer_reads_exponents_and_prints_every_digit(site: Site,
         assert ffn.decode_bytes(model) >= 1e21  # a float: exponent form in toFixed
         assert_sizer_shows(widget, model)
         assert "e+" not in "".join(shown_sizer(widget).values())
+    # Issue 39: a 100-digit d_model, which ffn takes (it was refused past 80 characters)
+    d_model.fill("7" * 100)
+    assert_sizer_shows(widget, dataclasses.replace(ffn.get_model("Mixtral 8x7B"),
+                                                   d_model=int("7" * 100)))

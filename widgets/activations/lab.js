@@ -12,24 +12,27 @@ const SQRT_PI = Math.sqrt(Math.PI);
 const S = Math.sqrt(2.0 / Math.PI), C = 0.044715;  // the tanh approximation's constants
 
 /** erfc(z), complementary error function, to about 1e-15 relative for |z| <= 6.
- * |z| < 2: 1 - erf(z), erf by its series of positive terms (no cancellation),
+ * |z| < 2: 1 - erf(z), erf by its odd series, whose terms all have z's sign (no cancellation),
  *   erf(z) = 2/sqrt(pi) exp(-z^2) sum_n z (2 z^2)^n / (1 3 5 ... (2n+1));
+ *   for z < 0 that is 1 + erf(|z|), rounded once, as Cephes' erfc (scipy's, ffn's) computes it;
+ *   2 - erfc(-z) would round twice (1 - erf(|z|), then 2 minus it), an ulp off at tiny z,
+ *   which flipped the sign of the GELU gap the explorer prints at x = 1e-6 (issue 39);
  * z >= 2: the continued fraction erfc(z) = exp(-z^2)/sqrt(pi) / (z + (1/2)/(z + (2/2)/(z + ...))),
- *   200 levels, evaluated from the bottom up; z < 0: erfc(z) = 2 - erfc(-z).
+ *   200 levels, evaluated from the bottom up; z <= -2: erfc(z) = 2 - erfc(-z).
  * Both lose what exp(-z^2) loses when z^2 is rounded (about z^2 ulp), as scipy's erfc does. */
 export function erfc(z) {
   z = checkScalar(z, "z");
   if (Number.isNaN(z)) return z;
-  if (z < 0) return 2 - erfc(-z);
-  if (z < 2) {
+  if (Math.abs(z) < 2) {
     const twoZ2 = 2 * z * z;
     let term = z, sum = z;
-    for (let n = 1; term > 1e-17 * sum; n++) {
+    for (let n = 1; Math.abs(term) > 1e-17 * Math.abs(sum); n++) {
       term *= twoZ2 / (2 * n + 1);
       sum += term;
     }
     return 1 - (2 / SQRT_PI) * Math.exp(-z * z) * sum;
   }
+  if (z < 0) return 2 - erfc(-z);
   if (z > 27) return 0;  // exp(-z^2) underflows
   let f = z;
   for (let n = 200; n >= 1; n--) f = z + (n / 2) / f;
@@ -46,12 +49,12 @@ export function phi(x) {
   x = checkScalar(x, "x");
   return Math.exp(-0.5 * x * x) / Math.sqrt(2.0 * Math.PI);
 }
-/** The logistic function, stable both ways (as scipy's expit). */
+/** The logistic function as scipy's expit (ffn's sigmoid) computes it: 1 / (1 + exp(-x)),
+ * the same operations, so the tanh GELU and SiLU round as ffn's do. No overflow is harmful:
+ * exp(-x) = Infinity gives 0. */
 export function sigmoid(x) {
   x = checkScalar(x, "x");
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
+  return 1 / (1 + Math.exp(-x));
 }
 
 export function relu(x) {
@@ -72,10 +75,12 @@ export function geluGrad(x) {
   x = Math.min(Math.max(x, -40), 40);
   return Phi(x) + x * phi(x);
 }
+/** The tanh GELU as ffn writes it: 0.5 x (1 + tanh z) as x sigmoid(2z), the same function
+ * (1 + tanh z cancels for x << 0; sigmoid's tail does not). */
 export function geluTanh(x) {
   x = checkScalar(x, "x");
-  x = Math.max(x, -10);
-  return 0.5 * x * (1 + Math.tanh(S * (x + C * x ** 3)));
+  x = Math.max(x, -100);  // sigmoid(2z) is exactly 0 below -100: -Infinity gives -0, not NaN
+  return x * sigmoid(2 * S * (x + C * x ** 3));
 }
 export function geluTanhGrad(x) {
   x = checkScalar(x, "x");

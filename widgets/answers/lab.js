@@ -2,6 +2,7 @@
 // answer at the rounding the exercise states (data.py). Decimal arithmetic on BigInt digits
 // (../_shared/read.js), never on doubles, so "0.66656" is compared digit by digit.
 // tests/test_widget_answers.py holds checkAnswer to a Decimal oracle.
+import {describeValue} from "../_shared/check.js";
 import {readNumber} from "../_shared/read.js";
 
 const pow10 = k => 10n ** BigInt(k);
@@ -28,11 +29,12 @@ function same(negA, a, expA, negB, b, expB) {
  * answer are right, fewer are not. Returns {status: "right" | "wrong" | "unreadable"}, with
  * `reason` ("empty", "percent", "number") when unreadable. */
 export function checkAnswer(typed, expected, rounding) {
+  const want = checkExpected(expected);
+  checkRounding(rounding);
   if (String(typed).trim() === "") return {status: "unreadable", reason: "empty"};
   const x = readNumber(typed);
   if (x === null) return {status: "unreadable", reason: "number"};
   if (x.percent && !rounding.percent) return {status: "unreadable", reason: "percent"};
-  const want = readNumber(expected);
   let place = null;
   if (rounding.decimals !== undefined) place = -Number(rounding.decimals);
   if (rounding.figures !== undefined) {
@@ -43,4 +45,36 @@ export function checkAnswer(typed, expected, rounding) {
   const right = candidates.some(([d, e]) =>
     same(x.negative, d, e, want.negative, want.digits, want.exponent));
   return {status: right ? "right" : "wrong"};
+}
+
+/** The expected answer, read: a string holding a number (data.py's "-0.24721", "2.78e+12"),
+ * else a TypeError naming `expected` (the page's data would be broken, not the reader's). */
+function checkExpected(expected) {
+  const want = typeof expected === "string" ? readNumber(expected) : null;
+  if (want === null || want.percent) {
+    throw new TypeError("expected must be a number written as a string (\"-0.24721\", "
+                        + `"2.78e+12"), got ${describeValue(expected)}`);
+  }
+  return want;
+}
+
+/** The rounding: {decimals: d >= 0}, {figures: n >= 1} or {exact: true}, with percent a
+ * boolean if given; else a TypeError naming `rounding`. */
+function checkRounding(rounding) {
+  const bad = why => new TypeError(`rounding must be {decimals: d}, {figures: n} or `
+                                   + `{exact: true}${why}, got ${describeValue(rounding)}`);
+  if (rounding === null || typeof rounding !== "object" || Array.isArray(rounding)) throw bad("");
+  const kinds = ["decimals", "figures", "exact"].filter(k => rounding[k] !== undefined);
+  if (kinds.length !== 1) throw bad(" (one of them)");
+  const whole = v => Number.isSafeInteger(v) || typeof v === "bigint";
+  if (kinds[0] === "decimals" && !(whole(rounding.decimals) && rounding.decimals >= 0)) {
+    throw bad(": decimals a whole number >= 0");
+  }
+  if (kinds[0] === "figures" && !(whole(rounding.figures) && rounding.figures >= 1)) {
+    throw bad(": figures a whole number >= 1");
+  }
+  if (kinds[0] === "exact" && rounding.exact !== true) throw bad(": exact true");
+  if (rounding.percent !== undefined && typeof rounding.percent !== "boolean") {
+    throw bad(": percent a boolean");
+  }
 }

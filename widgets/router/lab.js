@@ -59,12 +59,12 @@ function logScore(l, score) {
 /** One token's route, as MixtureOfExperts.route (one group): `scores` p from the logits; the
  * `chosen` top-k experts by p + bias (the bias only chooses), largest first; their `weights`,
  * the unbiased p of the chosen divided by their sum (`normalize`), times `scale`. Also the
- * `choice` values p + bias. Sigmoid without a bias chooses on the logits' order, which the
- * sigmoid keeps and its rounding may not (logits 40 and 41 both give p = 1.0). Where a chosen
- * score is so small it may have underflowed (logits near -800), the renormalised weights are
- * taken from the log-scores, exp(log p_i - max) / sum, so that they are not 0 / 0. Arguments
- * are checked as MixtureOfExperts checks them (top_k a BigInt, a finite bias of one value an
- * expert, a scale in (0, 1e6]). */
+ * `choice` values p + bias (as the widget shows them). Without a bias the logits choose
+ * (either score): the score keeps their order, its rounding may not (sigmoid: logits 40 and
+ * 41 both give p = 1.0). Where a chosen score is so small it may have underflowed (logits
+ * near -800), the renormalised weights are taken from the log-scores, exp(log p_i - max) /
+ * sum, so that they are not 0 / 0. Arguments are checked as MixtureOfExperts checks them
+ * (top_k a BigInt, a finite bias of one value an expert, a scale in (0, 1e6]). */
 export function route(logits, topK, score = "softmax", bias = null, normalize = true,
                       scale = 1.0) {
   if (!Array.isArray(logits) || logits.length === 0) checkLogits(logits);  // refused
@@ -83,7 +83,10 @@ export function route(logits, topK, score = "softmax", bias = null, normalize = 
   logits = checkLogits(logits);
   const scores = scoresOf(logits, score);
   const choice = bias === null ? scores.slice() : scores.map((p, i) => p + bias[i]);
-  const order = bias === null && score === "sigmoid" ? logits : choice;
+  // Without a bias the logits choose, as in ffn (logits + 0 * p: p's NaN kept): both scores
+  // keep the logits' order, which their rounding may not (softmax: logits 1e-17 and 2e-17
+  // beside 0.5 give one p; logits under the largest by 746 or more all give p = 0).
+  const order = bias === null ? logits.map((l, i) => l + 0 * scores[i]) : choice;
   const chosen = rankExperts(order).slice(0, Number(topK));
   let weights = chosen.map(i => scores[i]);
   if (normalize) {
@@ -97,7 +100,7 @@ export function route(logits, topK, score = "softmax", bias = null, normalize = 
   }
   // A NaN among the choice values leaves which experts should be chosen unknown (the sort puts
   // it last): the weights are NaN, as ffn's are, not the finite weights of the rest.
-  if (choice.some(Number.isNaN)) weights = weights.map(() => NaN);
+  if (order.some(Number.isNaN)) weights = weights.map(() => NaN);
   if (scale !== 1.0) weights = weights.map(w => w * scale);
   return {scores, choice, chosen, weights};
 }

@@ -7,6 +7,7 @@
 // `mount` wires the steps below: build the controls, read them, compute, draw, describe.
 import * as lab from "./lab.js";
 import {formatFixed} from "../_shared/format.js";
+import {readInteger, readNumber} from "../_shared/read.js";
 import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
 
 const CHART = {width: 560, height: 250, top: 26, right: 10, bottom: 34, left: 46};
@@ -41,8 +42,8 @@ export async function mount(root) {
     }
     note.textContent = "";
     const score = input(form, "score").value, normalize = input(form, "normalize").checked;
-    const result = lab.route(state.logits, BigInt(topK), score, state.bias, normalize);
-    const unbiased = lab.route(state.logits, BigInt(topK), score, null, normalize).chosen;
+    const result = lab.route(state.logits, topK, score, state.bias, normalize);
+    const unbiased = lab.route(state.logits, topK, score, null, normalize).chosen;
     showRoute(form, result, n);
     out(form, "summary").value = summary(result);
     out(form, "change").value = change(result, unbiased, state.bias);
@@ -179,12 +180,15 @@ function number(form, name, low, high, what) {
   return v;
 }
 
-/** Top-k and the problems found; the logits and biases read go into ``state``. */
+/** Top-k (a BigInt) and the problems found; the logits and biases read go into ``state``. */
 function read(form, data, state, n) {
   const problems = [];
+  // "2", "2.0" and "1e0" are whole numbers, as the number field and ffn hold them; "2.5" not.
   const topText = input(form, "topK").value.trim();
-  const topK = /^\d+$/.test(topText) ? Number(topText) : NaN;
-  if (!(topK >= 1 && topK <= n)) {
+  const topK = readInteger(topText);
+  if (topK === null && readNumber(topText) !== null) {
+    problems.push(`Top-k must be a whole number from 1 to ${n}: ${topText} is not whole.`);
+  } else if (topK === null || topK < 1n || topK > BigInt(n)) {
     problems.push(`Top-k must be a whole number from 1 to ${n}.`);
   }
   for (let i = 0; i < n; i++) {

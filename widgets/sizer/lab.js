@@ -288,15 +288,26 @@ export function weightFormats() {
   return Object.keys(BYTES_PER_VALUE);
 }
 
-/** decode_bytes' bytes_per_value: a positive BigInt, or a format's name ("mxfp4"), as the
- * exact fraction {numerator, denominator} ffn reads it as (an int: denominator 1). */
+/** decode_bytes' bytes_per_value: a positive BigInt, a positive finite Number (0.53125, 4.25 /
+ * 8: its exact binary value, as ffn's Fraction(float)) or a format's name ("mxfp4"), as the
+ * exact fraction {numerator, denominator} ffn reads it as, with `fraction`: whether ffn holds
+ * it as a Fraction (a Number, mxfp4, nvfp4; then the bytes are a float) or an int. */
 export function weightBytes(value) {
   if (typeof value === "string") {
     const [numerator, denominator] = BYTES_PER_VALUE[
       checkChoice(value, "bytes_per_value", weightFormats())];
-    return {numerator, denominator};
+    return {numerator, denominator, fraction: denominator !== 1n};
   }
-  return {numerator: checkPositiveInt(value, "bytes_per_value"), denominator: 1n};
+  if (typeof value === "number") {  // NaN, 0, negatives and infinities refused by name
+    let x = checkReal(value, "bytes_per_value", 0, Infinity, true, true), k = 0n;
+    while (!Number.isInteger(x)) {  // x * 2 is exact: a double that is no integer is < 2**52
+      x *= 2;
+      k += 1n;
+    }
+    return {numerator: BigInt(x), denominator: 2n ** k, fraction: true};  // lowest terms
+  }
+  const numerator = checkPositiveInt(value, "bytes_per_value");
+  return {numerator, denominator: 1n, fraction: false};
 }
 
 /** ffn.decode_bytes(m, batch=1, bytesPerValue): bytes the FFNs move for one decoded token.
@@ -304,7 +315,7 @@ export function weightBytes(value) {
  * Number (ffn: a float), by the same double operations in the same order: a Fraction's
  * float is its correctly rounded quotient (Python's int / int, as exactRatio). */
 export function decodeBytes(m, bytesPerValue = 2n) {
-  const {numerator: size, denominator: per} = weightBytes(bytesPerValue);
+  const {numerator: size, denominator: per, fraction} = weightBytes(bytesPerValue);
   const batch = 1n;
   const activations = 2n * batch * m.dModel;  // x read, y written
   const tooLarge = () => new RangeError(
@@ -312,7 +323,7 @@ export function decodeBytes(m, bytesPerValue = 2n) {
       : shortInt(bytesPerValue)} the bytes of ${m.name} pass the doubles' 1.8e308`);
   if (m.nExperts === null) {
     const exact = m.nLayers * size * (ffnParametersPerLayer(m) + activations);
-    if (per === 1n) return exact;
+    if (!fraction) return exact;
     const bytes = exactRatio(exact, per);  // float(Fraction)
     if (!Number.isFinite(bytes)) throw tooLarge();
     return bytes;
@@ -327,14 +338,14 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     }
     return x;
   };
-  // An int (per 1) or a Fraction meeting a float: converted first, rounded once.
-  const toFloat = v => per === 1n ? float(v) : exactRatio(v, per);
-  const n = float(m.nExperts);
-  // experts_read at batch 1, as ffn computes it: exact (top_k itself) for n_experts below
-  // 2**64, else n * -expm1(log1p(-k/n)), the form that cannot cancel.
-  const read = m.topK === m.nExperts ? n
-    : m.nExperts < 2n ** 64n ? float(m.topK)
-    : n * -Math.expm1(Math.log1p(-float(m.topK) / n));
+  // An int or a Fraction meeting a float: converted first, rounded once (the same double).
+  const toFloat = v => fraction ? exactRatio(v, per) : float(v);
+  float(m.nExperts);  // ffn converts it first: refused beyond the doubles
+  // experts_read at batch 1: n (1 - (1 - k/n)**1) is top_k exactly, rounded once. ffn computes
+  // that exactly for n_experts up to 2**64; above, it takes n * -expm1(log1p(-k/n)), whose
+  // last bit depends on the C library's log1p and expm1 (V8's differ from glibc's at about
+  // 1 input in 1,000): no engine can pin that, the exact value can (issue 39 item 20).
+  const read = float(m.topK);
   // Python adds the ints to the float one at a time, each converted to a double first.
   const weights = float(router) + read * float(expert) + float(sharedParameters(m));
   const moe = moeLayers(m);  // the dense FFNs: the leading ones and, with moe_every, between

@@ -4,7 +4,7 @@
 // `mount` wires the steps below: build the controls, read them, draw (the strings computed by
 // lab.sizerNumbers), describe.
 import * as lab from "./lab.js";
-import {readNumber} from "../_shared/read.js";
+import {readInteger} from "../_shared/read.js";
 import {escape, fragment, uid} from "../_shared/dom.js";
 
 // The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt.
@@ -109,19 +109,21 @@ function fill(form, m) {
 
 // ---- read them: the fields as ffn.ModelDims would take them
 
-// A number field's text as an exact integer (BigInt): "4096", "1e3" (1000), "-5" (which
-// ffn's check then refuses by name); a TypeError for an empty field or a fraction. A number
-// field's value is "" for text it cannot read.
+// A number field's text as an exact integer (BigInt): "4096", "1e3" (1000), "2.0", "-5"
+// (which ffn's check then refuses by name), however many digits; a TypeError for an empty
+// field or a fraction. A number field's value is "" for text it cannot read, such as a number
+// beyond the doubles (1.8e308): that limit is the field's, and the message says so.
 function integer(form, name, ffnName) {
-  const text = input(form, name).value.trim();
-  const x = readNumber(text);
-  const unit = x === null || x.exponent >= 0 ? 1n : 10n ** BigInt(-x.exponent);
-  if (x === null || x.percent || x.digits % unit !== 0n) {
+  const field = input(form, name);
+  const text = field.value.trim();
+  const whole = readInteger(text);
+  if (whole === null) {
     throw new TypeError(`${ffnName} must be a whole number, got `
-                        + (text === "" ? "nothing readable" : `"${text}"`));
+                        + (field.validity.badInput ? "text a number field cannot read (it "
+                           + "holds numbers up to 1.8e308)"
+                           : text === "" ? "nothing" : `"${text}"`));
   }
-  const whole = x.exponent >= 0 ? x.digits * 10n ** BigInt(x.exponent) : x.digits / unit;
-  return x.negative ? -whole : whole;
+  return whole;
 }
 
 function experts(form) {
