@@ -75,7 +75,7 @@ def experts_read(n_experts: int, top_k: int, batch: int) -> float:
     Each token picks ``top_k`` different experts, all choices equally likely and independent of
     the other tokens: an expert is missed by one token with probability ``1 - top_k/n_experts``,
     so it is used with probability ``1 - (1 - top_k/n_experts) ** batch``: in exact fractions
-    for up to 256 tokens (and up to 2**64 experts), else as
+    for up to 256 tokens (so one token reads exactly ``top_k``), else as
     ``-expm1(batch * log1p(-top_k/n_experts))``: for ``top_k/n_experts`` near 0 the plain form
     cancels (``(10**17, 1, 1)`` would give 0, not 1). Any ``batch`` works; ``n_experts`` up to
     float64's largest value (1.8e308).
@@ -97,9 +97,13 @@ def _experts_read(n_experts: int, top_k: int, batch: int) -> float:
                          f"{_size(n_experts)}") from None
     if top_k == n_experts:
         return n  # every token uses every expert
-    if batch <= 256 and n_experts.bit_length() <= 64:  # exact, then rounded once: cheap here
+    if batch <= 256:  # exact, then rounded once: cheap here (batch 1 gives top_k exactly)
         return float(n_experts * (1 - (1 - Fraction(top_k, n_experts)) ** batch))
-    log_missed = _times(batch, math.log1p(-top_k / n_experts))  # log P(no token uses it) < 0
+    if 2 * top_k <= n_experts:  # log1p keeps the digits of a small top_k / n_experts
+        log_one_missed = math.log1p(-top_k / n_experts)
+    else:  # top_k / n_experts may round to 1.0 (log1p(-1) fails): log (n - k) / n, exact ints
+        log_one_missed = math.log(n_experts - top_k) - math.log(n_experts)
+    log_missed = _times(batch, log_one_missed)  # log P(no token uses it) < 0
     return n * -math.expm1(log_missed)
 
 

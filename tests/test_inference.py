@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -55,6 +56,25 @@ def test_experts_read_reaches_every_expert_and_starts_at_top_k() -> None:
         experts_read(8, 2, 0)
     with pytest.raises(TypeError, match="top_k must be an int"):
         experts_read(8, 2.0, 1)
+
+
+@pytest.mark.parametrize(("n", "k"), [(2**64 + 1, 2**64), (2**65, 3), (10**300, 7),
+                                    (2**200 + 12345, 2**199 + 1)])
+def test_experts_read_of_one_token_is_top_k_exactly_however_many_experts(n: int, k: int
+                                                                        ) -> None:
+    assert experts_read(n, k, 1) == float(k)  # n (1 - (1 - k/n)) = k, rounded once
+
+
+@pytest.mark.parametrize(("n", "k", "batch"), [(2**64 + 1, 2**64, 1000), (2**70, 2**70 - 5, 300),
+                                               (2**70, 3, 10**6), (10**20, 10**20 - 1, 257)])
+def test_experts_read_of_many_tokens_with_huge_pools_matches_mpmath(n: int, k: int,
+                                                                    batch: int) -> None:
+    # Past 256 tokens ffn takes logarithms; near top_k/n_experts = 1 the ratio rounds to 1.0
+    # in a float and log1p(-1.0) failed with a bare "math domain error" (issue 39, JS review).
+    mpmath.mp.dps = 60
+    ratio = mpmath.mpf(n - k) / mpmath.mpf(n)
+    expected = mpmath.mpf(n) * (1 - ratio ** batch)
+    assert experts_read(n, k, batch) == pytest.approx(float(expected), rel=1e-12)
 
 
 # --- decode bytes and FLOPs, against the arrays a step touches ------------------------------

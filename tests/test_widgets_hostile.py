@@ -805,6 +805,8 @@ NOT_HERE = {
     "attentionSublayers": "through modelDims and sizeModel",
     "weightFormats": "ffn.inference.BYTES_PER_VALUE's names (test_widgets.py)",
     "weightBytes": "through sizeModel; its table against ffn's in test_widgets.py",
+    "SMALLEST_SIZE": "a constant: weightBytes' bound, held to ffn's at both sides in "
+                     "test_widgets.py",
     "sizerNumbers": "sizeModel's numbers printed: every preset and format (test_widgets.py)",
 }
 

@@ -292,6 +292,10 @@ export function weightFormats() {
  * 8: its exact binary value, as ffn's Fraction(float)) or a format's name ("mxfp4"), as the
  * exact fraction {numerator, denominator} ffn reads it as, with `fraction`: whether ffn holds
  * it as a Fraction (a Number, mxfp4, nvfp4; then the bytes are a float) or an int. */
+/** The smallest bytes_per_value taken, as ffn.inference.SMALLEST_SIZE: float64's smallest
+ * normal number. */
+export const SMALLEST_SIZE = 2.2250738585072014e-308;
+
 export function weightBytes(value) {
   if (typeof value === "string") {
     const [numerator, denominator] = BYTES_PER_VALUE[
@@ -300,6 +304,10 @@ export function weightBytes(value) {
   }
   if (typeof value === "number") {  // NaN, 0, negatives and infinities refused by name
     let x = checkReal(value, "bytes_per_value", 0, Infinity, true, true), k = 0n;
+    if (x < SMALLEST_SIZE) {  // ffn.inference.SMALLEST_SIZE: below it the bytes lose digits
+      throw new RangeError("bytes_per_value must be at least 2.2e-308 (float64's smallest "
+                           + `normal number, what the bytes are counted in), got ${x}`);
+    }
     while (!Number.isInteger(x)) {  // x * 2 is exact: a double that is no integer is < 2**52
       x *= 2;
       k += 1n;
