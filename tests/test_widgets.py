@@ -419,7 +419,8 @@ def test_experts_beyond_2_64_size_exactly(lab: NodeLab) -> None:
 
 
 def test_2_65_experts_size_exactly(lab: NodeLab) -> None:
-    # About 2**65 experts, the hostile probe's size, pinned (the old JS was off at 2**65, k = n // 3).
+    # About 2**65 experts, the hostile probe's size, pinned (the old JS was off at 2**65,
+    # k = n // 3).
     for n in (2**65, 2**65 + 12345, 3 * 2**64 - 1):
         for k in (1, 3, 2**20 + 1, 2**63 + 12345, 2**64 + 7, n // 3, n // 7, n - 2**12):
             model = dataclasses.replace(ffn.get_model("Mixtral 8x7B"), n_experts=n, top_k=k)

@@ -37,9 +37,9 @@ def test_first_screen_shows_where_to_start(site: Site, browser: Browser,
             texts = []
             for i in range(found.count()):
                 box = found.nth(i).bounding_box()
-                assert box and box["y"] + box["height"] <= height, \
-                    f"home page at {screen}: {selector} #{i} ends at " \
-                    f"{box and box['y'] + box['height']:.0f} px, below the first screen"
+                end = box and box["y"] + box["height"]
+                assert box and end <= height, \
+                    f"home page at {screen}: {selector} #{i} ends at {end} px, below the screen"
                 texts.append(found.nth(i).inner_text())
             return texts
 
