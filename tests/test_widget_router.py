@@ -14,7 +14,8 @@ What is compared:
   in [-2, 2]; a float under 1e-6 in size becomes 0 (no_tiny). Without a bias the logits
   choose (ffn's rule, for both scores): the same doubles in both languages, no near-tie. With
   one, two experts with the same argument of exp (logit - max for softmax, -logit for
-  sigmoid) and the same bias get the same score and choice value in both languages (the same operations on the same doubles),
+  sigmoid) and the same bias get the same score and choice value in both languages (the
+  same operations on the same doubles),
   so ffn's rule for ties (numpy's stable argsort of -(p + bias): the lower index first) must
   be matched exactly. Two experts with different inputs, one of them chosen by ffn, whose
   choice values lie within a thousand times the rounding slack below (equal included), are a
