@@ -7,9 +7,9 @@ every assignment's token vector to the rank that holds the expert (`all_to_all_s
 dispatch), runs its experts on what it received, sends the outputs back the same way (the
 combine), weighs them and adds the shared expert, which every rank holds whole. The output must
 equal ffn's `MixtureOfExperts` on that rank's tokens at rtol 1e-12, and the token bytes each
-rank sent must equal the chapter's count (docs/moe.md, "Expert parallelism for real"): d_model
-values of 8 bytes out for each of its tokens' assignments to another rank's expert, and back
-for each assignment another rank's token made to one of its experts.
+rank sent must equal the chapter's count (docs/moe-models.md, "Expert parallelism for real"):
+d_model values of 8 bytes out for each of its tokens' assignments to another rank's expert, and
+back for each assignment another rank's token made to one of its experts.
 
 gloo and all-to-all: `ProcessGroupGloo` implements `alltoall_base`, which is what
 `dist.all_to_all_single` calls (one flat tensor and split sizes per rank); the test uses it.

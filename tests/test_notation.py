@@ -44,7 +44,7 @@ CUES: dict[str, str] = {
 # name the page too.
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("s", "quantization.md"): "a quantization scale, as LLM.int8() writes it",
-    ("s", "moe.md"): "a router's sigmoid scores, as DeepSeek-V3 writes them",
+    ("s", "moe-models.md"): "a router's sigmoid scores, as DeepSeek-V3 writes them",
     ("N", "parameters-flops.md"): "Kaplan et al.'s N, in their 6N, quoted in their notation",
     ("k", "parameters-flops.md"): "the inner dimension of a matrix product",
     (r"\varepsilon", "backward.md"): "the step of a finite difference",
@@ -52,6 +52,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("q", "sparsity.md"): "q = 1 - p, the probability that a hidden unit is active",
     ("q", "quantization.md"): "a weight's integer code, q = round(w / s)",
     ("p", "moe.md"): "p = softmax(x R), the router's probabilities, as the MoE papers write them",
+    ("p", "moe-models.md"): "the same p, for the Qwen routers",
     ("P", "moe.md"): "P_i, an expert's mean router probability, as Switch Transformer writes it",
     ("u", "gelu.md"): "the tanh form's inner argument",
     ("u", "gated.md"): "the up projection's pre-activation, beside the gate's g",

@@ -186,7 +186,8 @@ def test_the_example_is_the_chapters(lab: NodeLab) -> None:
     # (with groups there; the widget has none, so only the scores are the chapter's lines).
     from pathlib import Path
 
-    chapter = (Path(__file__).resolve().parent.parent / "docs" / "moe.md").read_text("utf-8")
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    chapter = (docs / "moe-models.md").read_text("utf-8")
     logits = widget_router.example_logits()
     with np.printoptions(precision=3, suppress=True):
         s = np.array([ffn_route(row, 2, "sigmoid")[0] for row in logits])

@@ -1,4 +1,5 @@
-"""Figure of the mixture-of-experts page (docs/moe.md): load balance, bias against loss.
+"""Figure of docs/moe-models.md (How models build their experts): load balance, bias against
+loss.
 
 The simulation is the page's (section "Balancing without an auxiliary loss"): same sizes,
 seeds, token stream, bias step and loss weights, so the curves are the numbers it prints.

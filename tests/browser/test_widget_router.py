@@ -1,4 +1,4 @@
-"""The router explorer (docs/moe.md) in the built site: every control moved (mouse and
+"""The router explorer (docs/moe-models.md) in the built site: every control moved (mouse and
 keyboard) and what the page then shows compared with ffn's route for the same input, printed
 as widgets/router/data.py prints it (ffn's numbers, not the JavaScript's); bad input named;
 without JavaScript and in print, ffn's table; axe-core on the mounted widget in both
@@ -20,7 +20,7 @@ from tests.browser.conftest import (
 )
 from widgets.router import data as router
 
-PAGE = "moe/"
+PAGE = "moe-models/"
 N = router.N_EXPERTS
 
 

@@ -1,7 +1,7 @@
-"""The router explorer (Mixture of experts): one token's router, by ffn.
+"""The router explorer (How models build their experts): one token's router, by ffn.
 
-Its tokens are those of the chapter's DeepSeek-style example (docs/moe.md, "Experts as DeepSeek
-and Qwen build them"): `MixtureOfExperts.random(d_model=8, d_ff=4, n_experts=8, top_k=2,
+Its tokens are those of the chapter's DeepSeek-style example (docs/moe-models.md, "Experts as
+DeepSeek and Qwen build them"): `MixtureOfExperts.random(d_model=8, d_ff=4, n_experts=8, top_k=2,
 variant="swiglu", seed=0)`, three tokens drawn with `default_rng(1)`, and the chapter's bias
 of 0.15 on expert 6. Their logits `x @ router`, computed here by ffn at build time, are the
 widget's data; lab.js routes them as `MixtureOfExperts.route` does

@@ -1,8 +1,8 @@
-// The FFN lab's router (ffn/moe.py, MixtureOfExperts._route) for one token, float64, for the
-// router explorer (Mixture of experts). Pure functions, no DOM. tests/test_widget_router.py
-// holds them to ffn's own MixtureOfExperts.route on 1,000 hypothesis-generated inputs: the
-// chosen experts equal, the scores and weights within the tolerance it states (Math.exp is
-// V8's, not glibc's; numpy sums pairwise).
+// The FFN lab's router (ffn/moe.py, MixtureOfExperts._route) for one token, float64, for the router
+// explorer (How models build their experts). Pure functions, no DOM. tests/test_widget_router.py
+// holds them to ffn's own MixtureOfExperts.route on 1,000 hypothesis-generated inputs: the chosen
+// experts equal, the scores and weights within the tolerance it states (Math.exp is V8's, not
+// glibc's; numpy sums pairwise).
 
 import {
   checkBoolean, checkChoice, checkReal, checkTopK, checkVector,

@@ -1,10 +1,10 @@
-// The router explorer (Mixture of experts): one token's router. The tokens' logits are ffn's,
-// computed at build time (data.py); the reader picks a token or edits its logits, top-k, the
-// score function, renormalisation and a bias per expert, or picks a model's routing (a
-// preset), and sees each expert's score, score + bias, rank and weight, and a d3 bar chart
-// (./lab.js, held to ffn's MixtureOfExperts.route in
-// tests/test_widget_router.py; the page against ffn in tests/browser/test_widget_router.py).
-// `mount` wires the steps below: build the controls, read them, compute, draw, describe.
+// The router explorer (How models build their experts): one token's router. The tokens' logits are
+// ffn's, computed at build time (data.py); the reader picks a token or edits its logits, top-k, the
+// score function, renormalisation and a bias per expert, or picks a model's routing (a preset), and
+// sees each expert's score, score + bias, rank and weight, and a d3 bar chart (./lab.js, held to
+// ffn's MixtureOfExperts.route in tests/test_widget_router.py; the page against ffn in
+// tests/browser/test_widget_router.py). `mount` wires the steps below: build the controls, read
+// them, compute, draw, describe.
 import * as lab from "./lab.js";
 import {formatFixed} from "../_shared/format.js";
 import {readInteger, readNumber} from "../_shared/read.js";
