@@ -20,7 +20,7 @@ from markdown.extensions.toc import slugify
 from ffn_docs import prose
 from ffn_docs.reading_time import ReadingTimeExtension
 from scripts.prose import DOCS, NOT_PROSE, meets, pages, target
-from tooling.site import nav_pages
+from tooling.site import mkdocs_config, nav_pages
 
 # ---- the measurement, on pages whose answers are counted by hand ----
 
@@ -167,3 +167,17 @@ def test_every_exercise_links_to_the_chapter_it_exercises() -> None:
     missing = [s.split("\n", 1)[0] for s in sections
                if not any(link.split("#")[0] in chapters for link in LINK.findall(s))]
     assert not missing, f"exercises.md: these exercises link to no chapter: {missing}"
+
+
+def test_the_home_pages_reading_paths_are_the_navs_sections() -> None:
+    """The core path times chapters 1 to 7 and the deeper path every page under "Going deeper",
+    as the nav lists them, so that a page added to the nav is timed on the home page too."""
+    marks = re.findall(r"<!-- reading-time: ([^>]*?) -->", _text("index.md"))
+    nav = mkdocs_config()["nav"]
+    core = [value for item in nav for value in item.values()
+            if isinstance(value, str) and re.match(r"\d+\. ", next(iter(item)))]
+    deeper = [next(iter(entry.values())) for item in nav
+              for title, value in item.items() if title == "Going deeper" for entry in value]
+    assert marks[1].split() == core
+    assert marks[2].split() == deeper
+    assert set(marks[0].split()) <= set(core)
