@@ -84,9 +84,12 @@ export function geluTanh(x) {
 }
 export function geluTanhGrad(x) {
   x = checkScalar(x, "x");
-  x = Math.min(Math.max(x, -10), 10);
-  const t = Math.tanh(S * (x + C * x ** 3));
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t) * (1 + t) * S * (1 + 3 * C * x * x);
+  // ffn's form: d/dx [x sigmoid(2z)] = s + x s sigmoid(-2z) 2z', with s = sigmoid(2z); no
+  // 1 + tanh(z) to cancel for x << 0 (the old form printed 0.000000 where ffn prints -0.000000)
+  x = Math.min(Math.max(x, -100), 100);  // s is exactly 0 or 1 beyond +-100
+  const twoZ = 2 * S * (x + C * x ** 3);
+  const s = sigmoid(twoZ);
+  return s + x * s * sigmoid(-twoZ) * (2 * S * (1 + 3 * C * x * x));
 }
 export function silu(x) {
   x = checkScalar(x, "x");
