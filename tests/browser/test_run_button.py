@@ -21,8 +21,9 @@ TABS = 400  # more than the links and controls before the article on the longest
 def _runs_code(src: str) -> bool:
     if src.endswith(".ipynb"):
         return True  # a notebook page: the button downloads the notebook itself
-    text = (sitetools.ROOT / "docs" / src).read_text(encoding="utf-8")
-    return src.endswith(".md") and bool(pages.block_starts(text))
+    if not src.endswith(".md"):
+        return False
+    return bool(pages.block_starts((sitetools.ROOT / "docs" / src).read_text(encoding="utf-8")))
 
 
 def test_run_button_on_every_page_with_code_and_only_there(site: Site,
