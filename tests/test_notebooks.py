@@ -68,6 +68,9 @@ def _build(tmp_path: Path, notebooks: dict[str, str]) -> subprocess.CompletedPro
         (docs / "notebooks" / name).write_text(text, encoding="utf-8")
     nav = [{"Home": "index.md"}, *({name: f"notebooks/{name}"} for name in notebooks)]
     env = {**os.environ, **sitetools.BUILD_ENV}  # no cache, links checked: as the tests build
+    # The hooks import ffn_docs and ffn from this checkout (the run is in tmp_path), not from
+    # wherever the environment's editable install points (another worktree's, say).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     command = [sys.executable, "-c", _BUILD, str(ROOT / "mkdocs.yml"), str(docs),
                str(tmp_path / "site"), json.dumps(nav)]
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
