@@ -24,6 +24,7 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import nbformat
 import pytest
@@ -72,7 +73,8 @@ def test_the_wheel_holds_ffn_only(site_build: sitetools.Build) -> None:
     assert sorted(meta.get_all("Requires-Dist")) == ["numpy>=2.0", "scipy>=1.13"]
     home = (site_build.dir / "index.html").read_text(encoding="utf-8")
     sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    assert re.search(rf'<a href="{re.escape(wheel.name)}"><code>{re.escape(wheel.name)}'
+    href = re.escape(quote(wheel.name))  # MkDocs writes the version's "+" as %2B
+    assert re.search(rf'<a href="{href}"><code>{re.escape(wheel.name)}'
                      rf"</code></a> \(sha256 <code>{sha}</code>\)", home), \
         "the home page links the wheel with its sha256 beside it"
 
