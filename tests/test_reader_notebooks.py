@@ -256,12 +256,12 @@ NOTEBOOK_PAGES = sorted(p.relative_to(DOCS).as_posix()
                         for p in (DOCS / "notebooks").glob("*.ipynb"))
 
 
-@pytest.fixture(scope="module")
-def bare_reader(site_build: sitetools.Build, tmp_path_factory: pytest.TempPathFactory
-                ) -> tuple[Path, Path]:
-    """A fresh environment as `reader`'s, but without ffn: a notebook page installs it."""
+@pytest.fixture
+def bare_reader(site_build: sitetools.Build, tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh environment as `reader`'s, but without ffn: a notebook page installs it
+    (one environment per notebook: each must install ffn itself)."""
     assert site_build.dir is not None, "the site did not build (tests/test_site.py shows why)"
-    root = tmp_path_factory.mktemp("bare-reader")
+    root = tmp_path
     python = _reader_env.make(root, site_build.dir, torch=False, ffn=False)
     away = root / "work"
     away.mkdir()
