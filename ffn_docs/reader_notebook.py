@@ -5,9 +5,9 @@ The page is read as the doc-tests read it (harness/page.py): the same blocks, op
 output fences. One kernel runs the cells top to bottom, so a `continuation` block continues
 the names of the blocks above it, as the harness runs it. A `torch` block (a PyTorch tab)
 becomes an optional cell: it says it needs PyTorch and, without it, prints that it was
-skipped instead of raising, so that "Run all" goes on. Blocks that print a Markdown table
-import `markdown_table` from the book's `harness`, which is not part of `ffn`: a cell near
-the top defines the same function (the source of harness/tables.py) under that name.
+skipped instead of raising, so that "Run all" goes on. What the blocks import from the book
+(`ffn`, and `ffn.tables.markdown_table` for the tables they print) is in the wheel the first
+code cell installs: no helper code is pasted into the notebook.
 
 Each code cell carries its block's first line on the page (``metadata.ffn.line``, 1-based,
 the line of the opening fence, as the harness's messages count it), so a test can hold what
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import nbformat
@@ -27,15 +27,21 @@ from nbformat import v4 as nbf
 
 from harness import page as pages
 
-ROOT = Path(__file__).resolve().parents[1]
-TABLES = ROOT / "harness" / "tables.py"
 
-# Two sentences, first in every notebook and on the home page (docs/index.md says the same).
-HOW_TO_RUN = (
-    "Run the cells from the top: the first installs `ffn` (with numpy and scipy) from the "
-    "book's site, and every output below should then come out as the page shows it. "
-    "Offline, in a checkout of the book's repository, run `pip install .` there (or start "
-    "Jupyter in the `.venv` that `./scripts/test` sets up) and skip that first cell.")
+def how_to_run(wheel_url: str, notebook: str, extras: tuple[str, ...] = ()) -> str:
+    """The three steps, first in every notebook (docs/index.md says the same)."""
+    install = " ".join(["pip install", wheel_url, *extras])
+    return (
+        "To run it:\n\n"
+        f"1. Download this file, `{notebook}`, with the page's **Run this page** button "
+        "(done, if you are reading it in Jupyter).\n"
+        f"2. Install `ffn` with numpy and scipy, in one line: `{install}`. Or run the first "
+        "code cell below, which does the same.\n"
+        f"3. Open it in Jupyter (`jupyter lab {notebook}`), or upload it to any hosted "
+        "Jupyter, and run all cells. Every output should come out as the page shows it.\n\n"
+        "Offline, in a checkout of the book's repository: run `pip install .` there instead "
+        "of step 2, and skip that cell.")
+
 
 TORCH_NOTE = ("# Optional: the page's PyTorch tab. It needs PyTorch (`%pip install torch`); "
               "without it\n# this cell only says so, and the cells after it do not need it.\n")
@@ -159,17 +165,6 @@ def _torch_cell(code: str) -> str:
             "else:\n" + textwrap.indent(code, "    ", lambda line: True))
 
 
-def _tables_cell() -> str:
-    source = TABLES.read_text(encoding="utf-8")
-    return ("# The pages print their tables with `markdown_table` from the book's `harness`\n"
-            "# (harness/tables.py in its repository; not part of ffn). The same function,\n"
-            "# so that `from harness import markdown_table` works in this notebook:\n"
-            + source.rstrip() + "\n\n\nimport sys\nimport types\n\n"
-            'harness = types.ModuleType("harness")  # what the pages import from it\n'
-            "harness.markdown_table = markdown_table\n"
-            'sys.modules["harness"] = harness\n')
-
-
 def _output(page: pages.Page, block: pages.Block) -> list[NotebookNode]:
     out = block.output
     if out is None:
@@ -185,9 +180,12 @@ def _output(page: pages.Page, block: pages.Block) -> list[NotebookNode]:
 
 
 def build(path: Path, page_src: str, title: str, site_url: str, wheel: str,
-          page_url: Callable[[str], str]) -> NotebookNode:
-    """The notebook of the page at ``path`` (``page_src`` under docs/), installing ``wheel``
-    (a file name at the site's root) in its first code cell."""
+          page_url: Callable[[str], str], notebook: str,
+          marks: Mapping[str, str] | None = None) -> NotebookNode:
+    """The notebook ``notebook`` (its file name) of the page at ``path`` (``page_src`` under
+    docs/), installing ``wheel`` (a file name at the site's root) in its first code cell.
+    ``marks`` maps HTML comments of the page to the Markdown the site shows in their place
+    (hooks/reader_notebooks.py's `<!-- ffn-wheel -->`), so that the notebook shows it too."""
     page = pages.load(path)
     if not page.blocks:
         raise ValueError(f"{page.name}: no python block runs: no notebook")
@@ -195,23 +193,24 @@ def build(path: Path, page_src: str, title: str, site_url: str, wheel: str,
     if m := _FRONT_MATTER.match("\n".join(lines).removeprefix(pages.BOM)):
         skip = m.group().count("\n")
         lines[:skip] = [""] * skip  # blank: the blocks' line numbers stay valid
+    for mark, text in (marks or {}).items():
+        lines = [line.replace(mark, text) for line in lines]  # within a line: numbers stay
     lines = flatten(lines)
     url = site_url + page_url(page_src)
     extras = [name for name in EXTRAS if any(
         re.search(rf"^\s*(import|from) {name}\b", b.code, re.M) for b in page.blocks)]
     also = "".join(f"\n# This page's code also imports {name}, installed here too."
                    for name in extras)
+    install = [site_url + wheel, *extras]
     cells = [
         nbf.new_markdown_cell(f"This notebook is the page [{title}]({url}) of "
-                              f"[FFN by the Numbers]({site_url}). {HOW_TO_RUN}"),
+                              f"[FFN by the Numbers]({site_url}). "
+                              + how_to_run(install[0], notebook, tuple(extras))),
         nbf.new_code_cell(
-            "# ffn from the book's site, with numpy and scipy as its dependencies.\n"
+            "# Step 2: ffn from the book's site, with numpy and scipy as its dependencies.\n"
             "# Offline: in a checkout of the repository, `pip install .` there, and skip "
-            f"this cell.{also}\n"
-            f"%pip install {site_url}{wheel}" + "".join(f" {name}" for name in extras)),
+            f"this cell.{also}\n%pip install " + " ".join(install)),
     ]
-    if any("from harness import" in b.code for b in page.blocks):
-        cells.append(nbf.new_code_cell(_tables_cell()))
     done = 0
     for block in page.blocks:
         opening = block.start - 1

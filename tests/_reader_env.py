@@ -25,9 +25,10 @@ from packaging.requirements import Requirement
 
 from ffn_docs import reader_notebook
 
-# ffn's dependencies, the kernel nbclient talks to, and what a page imports beside them
-# (reader_notebook.EXTRAS: its notebook's first cell installs them).
-ROOTS = ("numpy", "scipy", "ipykernel", *reader_notebook.EXTRAS)
+# ffn's dependencies, the kernel nbclient talks to, what a page imports beside them
+# (reader_notebook.EXTRAS: its notebook's first cell installs them), and matplotlib, which
+# the notebook pages (docs/notebooks/) plot with (their first code cell installs it).
+ROOTS = ("numpy", "scipy", "ipykernel", "matplotlib", *reader_notebook.EXTRAS)
 
 
 def closure(roots: tuple[str, ...]) -> list[metadata.Distribution]:
@@ -63,8 +64,9 @@ def link_dependencies(into: Path, dists: list[metadata.Distribution]) -> None:
                 target.symlink_to(base / top, target_is_directory=(base / top).is_dir())
 
 
-def make(root: Path, site_dir: Path, torch: bool) -> Path:
-    """A fresh environment under ``root`` with ffn from ``site_dir``'s wheel; its python."""
+def make(root: Path, site_dir: Path, torch: bool, ffn: bool = True) -> Path:
+    """A fresh environment under ``root`` with ffn from ``site_dir``'s wheel (without ffn,
+    for a notebook that installs it); its python."""
     env = root / "venv"
     venv.create(env, with_pip=True, symlinks=True)
     python = env / "bin" / "python"
@@ -74,6 +76,8 @@ def make(root: Path, site_dir: Path, torch: bool) -> Path:
     deps = root / "deps"
     link_dependencies(deps, closure(ROOTS + (("torch",) if torch else ())))
     (site_packages / "reader-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
+    if not ffn:
+        return python
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-index",
                     "--disable-pip-version-check", "--find-links", str(site_dir), "ffn"],
                    check=True, env=clean_env(), cwd=root)

@@ -24,6 +24,7 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import nbformat
 import pytest
@@ -31,6 +32,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from ffn_docs import reader_notebook
+from ffn_docs.wheel import version as wheel_version
 from harness import optional, plugin
 from harness import page as pages
 from tests import _reader_env
@@ -56,8 +58,7 @@ def _notebook_path(site_dir: Path, src: str) -> Path:
 
 def test_the_wheel_holds_ffn_only(site_build: sitetools.Build) -> None:
     assert site_build.dir is not None, "the site did not build (tests/test_site.py shows why)"
-    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(),
-                        re.M)[1]  # type: ignore[index]
+    version = wheel_version(ROOT)  # 0.1.0+<content hash>: tests/test_wheel.py checks it
     wheel = _wheel(site_build.dir)
     assert wheel.name == f"ffn-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as z:
@@ -72,7 +73,8 @@ def test_the_wheel_holds_ffn_only(site_build: sitetools.Build) -> None:
     assert sorted(meta.get_all("Requires-Dist")) == ["numpy>=2.0", "scipy>=1.13"]
     home = (site_build.dir / "index.html").read_text(encoding="utf-8")
     sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    assert re.search(rf'<a href="{re.escape(wheel.name)}"><code>{re.escape(wheel.name)}'
+    href = re.escape(quote(wheel.name))  # MkDocs writes the version's "+" as %2B
+    assert re.search(rf'<a href="{href}"><code>{re.escape(wheel.name)}'
                      rf"</code></a> \(sha256 <code>{sha}</code>\)", home), \
         "the home page links the wheel with its sha256 beside it"
 
@@ -143,6 +145,9 @@ def test_each_notebook_runs_to_the_pages_outputs(
               for problem in plugin._check_output(state, page, page.block_at(
                   cell.metadata["ffn"]["line"]), _stdout(cell))]
     assert not stored, "the notebook as downloaded:\n" + "\n\n".join(stored)
+    pasted = [c.source.splitlines()[0] for c in notebook.cells
+              if c.cell_type == "code" and "ffn" not in c.metadata and c is not notebook.cells[1]]
+    assert not pasted, f"cells of no block of the page (pasted helper code?): {pasted}"
     install = notebook.cells[1].source.splitlines()[-1]
     wheel = _wheel(site_build.dir).name
     extras = [name for name in reader_notebook.EXTRAS
@@ -212,7 +217,12 @@ def test_the_notebooks_keep_the_pages_math_and_links(src: str,
     if not path.exists():
         return  # test_each_notebook_runs_to_the_pages_outputs says whether it should
     notebook = nbformat.read(path, as_version=4)
-    assert notebook.cells[0].source.endswith(reader_notebook.HOW_TO_RUN)
+    wheel_url = SITE_URL + _wheel(site_build.dir).name
+    extras = tuple(name for name in reader_notebook.EXTRAS
+                   if any(f"import {name}" in b.code for b in pages.load(DOCS / src).blocks))
+    assert notebook.cells[0].source.endswith(
+        reader_notebook.how_to_run(wheel_url, path.name, extras))
+    assert f"`pip install {' '.join([wheel_url, *extras])}`" in notebook.cells[0].source
     text = _prose(_markdown(notebook))
     source = (DOCS / src).read_text(encoding="utf-8")
     # Math: the page's formulas, each with the same TeX, in Jupyter's delimiters.
@@ -233,6 +243,82 @@ def test_the_notebooks_keep_the_pages_math_and_links(src: str,
     assert not broken, f"{path.name}: links to nothing on the built site: {broken}"
     page_links = len(re.findall(r"\]\(", _prose(source))) - len(
         re.findall(r"\]\([^)\s]*#only-dark\)", source))
-    assert len(re.findall(r"\]\(", text)) == page_links + 2  # the first cell: page, book
+    # The first cell links the page and the book; the home page's wheel mark becomes a link.
+    marks = source.count("<!-- ffn-wheel -->")
+    assert len(re.findall(r"\]\(", text)) == page_links + 2 + marks
 
 
+
+
+# ------------------------------------------------------------------- the notebook pages
+
+NOTEBOOK_PAGES = sorted(p.relative_to(DOCS).as_posix()
+                        for p in (DOCS / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture
+def bare_reader(site_build: sitetools.Build, tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh environment as `reader`'s, but without ffn: a notebook page installs it
+    (one environment per notebook: each must install ffn itself)."""
+    assert site_build.dir is not None, "the site did not build (tests/test_site.py shows why)"
+    root = tmp_path
+    python = _reader_env.make(root, site_build.dir, torch=False, ffn=False)
+    away = root / "work"
+    away.mkdir()
+    return python, away
+
+
+def _shown(cell: Any) -> str:
+    """What a cell shows as text: its printed output and its value."""
+    return "".join(o.text if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+                   for o in cell.outputs if o.output_type in ("stream", "execute_result"))
+
+
+def _page_text(page: str) -> list[str]:
+    """The text outputs of a built notebook page, in order (as the site shows them)."""
+    blocks = re.findall(r'data-mime-type="text/plain"[^>]*>\s*<pre>(.*?)</pre>', page, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in blocks]
+
+
+@pytest.mark.parametrize("src", NOTEBOOK_PAGES)
+def test_each_notebook_page_installs_what_it_needs_and_runs_as_the_site_shows_it(
+        src: str, site_build: sitetools.Build, bare_reader: tuple[Path, Path],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Playground and Training, downloaded from the site into an environment without ffn:
+    the first code cell installs the site's wheel, and every cell after it shows the text
+    the built page shows (the build ran the same notebook with the checkout's ffn)."""
+    assert site_build.dir is not None
+    url = sitetools.page_url(src)
+    served = site_build.dir / url / src.rsplit("/", 1)[-1]
+    wheel = _wheel(site_build.dir)
+    committed = (DOCS / src).read_text(encoding="utf-8")
+    assert "FFN_WHEEL_URL" in committed, f"{src}: no placeholder for the wheel's URL"
+    assert served.read_text(encoding="utf-8") == committed.replace(
+        "FFN_WHEEL_URL", SITE_URL + wheel.name), "the site's copy names the wheel, nothing else"
+    notebook = nbformat.read(served, as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    install = code[0]
+    assert f'wheel = "{SITE_URL}{wheel.name}"' in install.source
+    assert f"pip install {SITE_URL}{wheel.name} matplotlib" in notebook.cells[0].source
+    python, away = bare_reader
+    assert subprocess.run([python, "-c", "import ffn"], cwd=away, env=_reader_env.clean_env(),
+                          capture_output=True, check=False).returncode != 0, "ffn already there"
+    monkeypatch.setenv("JUPYTER_PATH", str(_reader_env.jupyter_dir(python)))
+    with sitetools.serve(site_build.dir) as base:
+        install.source = install.source.replace(SITE_URL, base)
+        try:
+            _run(notebook, away)
+        except CellExecutionError as exc:
+            pytest.fail(f"{src}: a cell raised\n{exc}", pytrace=False)
+    pip = "".join(o.get("text", "") for o in install.outputs)
+    assert f"Successfully installed ffn-{wheel_version(ROOT)}" in pip, pip
+    where = Path(_reader_env.where_ffn(python, away))
+    assert python.parent.parent in where.parents, f"ffn imported from {where}"
+    page = (site_build.dir / url / "index.html").read_text(encoding="utf-8")
+    on_page = _page_text(page)
+    # The build's kernel has both (the checkout's ffn): its first cell installed nothing.
+    assert re.fullmatch(r"ffn \S+ and matplotlib are installed: nothing to install\.\n?",
+                        on_page[0]), on_page[0]
+    ran = [text for cell in code[1:] if (text := _shown(cell))]
+    assert [t.rstrip("\n") for t in ran] == [t.rstrip("\n") for t in on_page[1:]]
+    assert len(ran) >= 3, f"{src}: only {len(ran)} cells show text"
