@@ -181,3 +181,9 @@ def test_the_home_pages_reading_paths_are_the_navs_sections() -> None:
     assert marks[1].split() == core
     assert marks[2].split() == deeper
     assert set(marks[0].split()) <= set(core)
+
+
+def test_the_mixture_of_experts_chapter_stays_an_idea_not_a_reference() -> None:
+    # Issue 40: moe.md (the idea) at most 500 lines; the models' detail is moe-models.md's.
+    lines = _text("moe.md").count("\n")
+    assert lines <= 500, f"moe.md has {lines} lines: move model detail to moe-models.md"
