@@ -456,14 +456,9 @@ def llama4_vision_parameters(d_model: int, n_layers: int, d_ff: int, image_size:
     ``d_out`` is the released config's ``projector_input_dim``, ``projector_output_dim`` and
     ``vision_output_dim``, which the forward pass needs equal.
     """
-    d = check.positive_int(d_model, "d_model")
-    layers = check.positive_int(n_layers, "n_layers")
-    hidden = check.positive_int(d_ff, "d_ff")
-    size = check.positive_int(image_size, "image_size")
-    patch = check.positive_int(patch_size, "patch_size")
-    out = check.positive_int(d_out, "d_out")
-    text = check.positive_int(d_text, "d_text")
-    rgb = check.positive_int(channels, "channels")
+    d, layers, hidden, size, patch, out, text, rgb = _counts(
+        d_model=d_model, n_layers=n_layers, d_ff=d_ff, image_size=image_size,
+        patch_size=patch_size, d_out=d_out, d_text=d_text, channels=channels)
     if patch > size:
         raise ValueError(f"patch_size must be at most image_size {size}, got {patch}")
     positions = (size // patch) ** 2 + 1  # every patch and the class token
