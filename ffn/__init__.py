@@ -27,7 +27,6 @@ from ffn.counting import (
 )
 from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
-from ffn.grouped import GroupedExperts, sort_by_expert
 from ffn.inference import (
     H100_SXM,
     Accelerator,
@@ -38,16 +37,15 @@ from ffn.inference import (
     experts_read,
     saved_per_token,
 )
-from ffn.input_scaled import InputScaledMoE
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, ModelDims, get_model
 from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
+from ffn.moe_presets import GatedSharedMoE, GroupedExperts, InputScaledMoE, RouterBiasMoE
 from ffn.parallel import ParallelBlock
 from ffn.report import Discrepancy, discrepancies
 from ffn.rmsnorm import RMSNorm
-from ffn.router_bias import RouterBiasMoE
-from ffn.shared_gate import GatedSharedMoE
+from ffn.routing import sort_by_expert
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
