@@ -50,6 +50,7 @@ from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
+from ffn import routing  # isort: skip  (a mixture of experts' routing, as functions)
 from ffn.activations import relu2, relu2_grad  # isort: skip
 from ffn.fp4 import BLOCK_FORMATS, BlockQuantized, quantize_blocks, round_to_e2m1  # isort: skip
 from ffn.quantize import (  # isort: skip
@@ -75,6 +76,6 @@ __all__ = [
     "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "quantize_absmax", "quantize_blocks", "relu", "relu2", "relu2_grad",
-    "relu_grad", "round_to_e2m1", "round_to_e4m3", "saved_per_token", "silu", "silu_grad",
+    "relu_grad", "round_to_e2m1", "round_to_e4m3", "routing", "saved_per_token", "silu", "silu_grad",
     "sort_by_expert", "split_gate_up",
 ]

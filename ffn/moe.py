@@ -114,7 +114,8 @@ class MixtureOfExperts(Layer):
         first = experts[0]
         params = {"router": router, "router_bias": None if router_bias is None else
                   routing.expert_vector(router_bias, "router_bias", len(experts), first.dtype),
-                  "shared_gate": check_gate(shared_gate, shared_experts, first.d_model, first.dtype)}
+                  "shared_gate": check_gate(shared_gate, shared_experts, first.d_model,
+                                            first.dtype)}
         super().__init__(first.dtype, first.d_model, first.d_model, "d_model", params)
         self.experts, self.shared_experts = experts, shared_experts
         self.d_model, self.d_ff, self.n_experts = first.d_model, first.d_ff, len(experts)
@@ -179,7 +180,8 @@ class MixtureOfExperts(Layer):
         """Each expert's (rows, slots): a mask an expert, or one sort of the ``N * top_k``
         pairs by expert, whose segment ``offsets[i]:offsets[i + 1]`` is expert ``i``'s."""
         if not self.grouped:
-            return [np.nonzero(chosen == i) for i in range(self.n_experts)]
+            masks = [np.nonzero(chosen == i) for i in range(self.n_experts)]
+            return [(rows, slots) for rows, slots in masks]
         order, offsets = sort_by_expert(chosen, self.n_experts)  # (N*top_k,), (n_experts + 1,)
         segments = [order[offsets[i]:offsets[i + 1]] for i in range(self.n_experts)]
         return [(pairs // self.top_k, pairs % self.top_k) for pairs in segments]

@@ -4,9 +4,9 @@
 ``scores`` (softmax or sigmoid), ``choice`` (the scores plus DeepSeek-V3's choice bias, or the
 logits), ``top_k`` (among the best groups, if any), ``renormalize`` (the chosen scores,
 renormalised or not) and the ``scale``; ``sort_by_expert`` lines the chosen pairs up by
-expert, and ``load_balancing_loss`` measures how evenly they spread. ``route_backward`` carries ``dL/dweights`` back to
-``dL/dlogits``; the choice itself has no gradient. A new router is a new step here and an
-option of ``MixtureOfExperts``, not a new class.
+expert, and ``load_balancing_loss`` measures how evenly they spread. ``route_backward``
+carries ``dL/dweights`` back to ``dL/dlogits``; the choice itself has no gradient. A new
+router is a new step here and an option of ``MixtureOfExperts``, not a new class.
 """
 
 from __future__ import annotations
@@ -104,18 +104,30 @@ def renormalize(p: FloatArray, log_p: FloatArray, chosen: np.ndarray,
     return share
 
 
-def route(logits: FloatArray, k: int, *, score: str = "softmax", bias: FloatArray | None = None,
+def route(logits: FloatArray, k: int, *, score: str = "softmax", bias: object = None,
           n_groups: int = 1, top_groups: int = 1, normalize: bool = True,
           scale: float = 1.0) -> Route:
-    """Scores, chosen experts and weights for logits ``(N, n_experts)`` (arguments checked by
-    ``MixtureOfExperts``). A row with a NaN choice gets NaN weights: which experts it would
-    choose is unknown (argsort would put the NaN last and choose by index)."""
+    """Scores, chosen experts and weights for rows' logits ``(N, n_experts)``, each argument
+    checked. A row with a NaN choice gets NaN weights: which experts it would choose is unknown
+    (argsort would put the NaN last and choose by index)."""
+    if not isinstance(logits, np.ndarray) or logits.ndim != 2 or not np.issubdtype(
+            logits.dtype, np.floating):
+        got = (f"shape {logits.shape} and dtype {logits.dtype}"
+               if isinstance(logits, np.ndarray) else check.describe(logits))
+        raise TypeError(f"logits must be a 2-D float array (N, n_experts), got {got}")
+    n_experts = logits.shape[1]
+    k = check_top_k(k, n_experts)
+    score = check.choice(score, "score", SCORES)
+    choice_bias = None if bias is None else expert_vector(bias, "bias", n_experts, logits.dtype)
+    n_groups, top_groups = check_groups(n_groups, top_groups, n_experts, k)
+    normalize = check.boolean(normalize, "normalize")
+    scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         p = scores(logits, score)  # (N, n_experts)
         log_p = log_scores(logits, score)  # (N, n_experts)
-        by = choice(logits, p, bias)  # (N, n_experts)
+        by = choice(logits, p, choice_bias)  # (N, n_experts)
         unknown = np.isnan(by).any(axis=-1)  # (N,): before groups mask NaN to -inf
-        chosen = top_k(by, k, n_groups, top_groups, log_p if bias is None else None)
+        chosen = top_k(by, k, n_groups, top_groups, log_p if choice_bias is None else None)
         share = renormalize(p, log_p, chosen, normalize)  # (N, k)
         share[unknown] = np.nan  # a NaN in, a NaN out; other rows untouched
         return Route(p, chosen, share, scale * share)

@@ -81,6 +81,7 @@ class Sublayer(Layer):
         training = check.boolean(training, "training")
         x = self._flatten(x)  # (N, d_model)
         keep = self._dropout_keep(x.shape) if training else None  # (N, d_model) or None
+        y: FloatArray
         if self.placement == "pre":
             x_norm = self.norm(x)  # (N, d_model)
             norm_pass = self.norm.saved_pass()
