@@ -76,6 +76,6 @@ __all__ = [
     "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "quantize_absmax", "quantize_blocks", "relu", "relu2", "relu2_grad",
-    "relu_grad", "round_to_e2m1", "round_to_e4m3", "routing", "saved_per_token", "silu", "silu_grad",
-    "sort_by_expert", "split_gate_up",
+    "relu_grad", "round_to_e2m1", "round_to_e4m3", "routing", "saved_per_token", "silu",
+    "silu_grad", "sort_by_expert", "split_gate_up",
 ]

@@ -4,7 +4,8 @@
 (`max_examples=1000`, derandomized) and compared with ffn's own `ffn.routing.route` of those
 logits (widgets/router/data.py's ffn_route), the function `MixtureOfExperts.route` calls
 (checked here too, through the identity router). Each input also draws 1 to 16 experts,
-top-k, `normalize` and `scale`, as MixtureOfExperts takes them (the widget itself renormalises and leaves the scale at 1).
+top-k, `normalize` and `scale`, as MixtureOfExperts takes them (the widget itself
+renormalises and leaves the scale at 1).
 What is compared:
 
 - the chosen experts and their order: equal, always. The inputs make that a fair demand. The
