@@ -197,8 +197,8 @@ class MixtureOfExperts(Layer):
         y = np.zeros_like(x)  # (N, d_model)
         outs: list[FloatArray | None] = []  # each expert's outputs, for dL/dweights
         passes: list[SavedPass | None] = []  # each expert's own pass, for its backward
-        for expert, (rows, slot) in zip(self.experts, self._rows_of_experts(route.chosen),
-                                        strict=True):
+        segments = self._rows_of_experts(route.chosen)
+        for expert, (rows, slot) in zip(self.experts, segments, strict=True):
             out = None
             if rows.size:
                 w = route.weights[rows, slot, None]  # (n_i, 1)
@@ -207,7 +207,7 @@ class MixtureOfExperts(Layer):
             outs.append(out)
             passes.append(expert.saved_pass() if rows.size else None)
         y, shared = self._shared_forward(x, y)
-        self._save_for_backward(x, route, outs, passes, shared)
+        self._save_for_backward(x, route, segments, outs, passes, shared)
         return self._unflatten(y)  # (..., d_model)
     # --8<-- [end:dispatch]
 
@@ -228,13 +228,12 @@ class MixtureOfExperts(Layer):
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
         dy = self._flatten_grad(dy)  # (N, d_model)
-        x, route, outs, passes, shared = self._saved_tensors
+        x, route, segments, outs, passes, shared = self._saved_tensors
         scaled_inputs = self.combine == "inputs"
         dx = np.zeros_like(x)  # (N, d_model)
         dweights = np.zeros_like(route.weights)  # (N, top_k)
         grads: dict[str, FloatArray | None] = {}
-        for i, (expert, (rows, slot)) in enumerate(zip(
-                self.experts, self._rows_of_experts(route.chosen), strict=True)):
+        for i, (expert, (rows, slot)) in enumerate(zip(self.experts, segments, strict=True)):
             if rows.size:
                 w = route.weights[rows, slot, None]  # (n_i, 1)
                 if scaled_inputs:  # u = w * x: dL/dw = sum(dL/du * x), dL/dx = w * dL/du
