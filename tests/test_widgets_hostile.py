@@ -784,7 +784,7 @@ AREAS = sorted({c.js for c in CASES})
 # Exports with no ffn function to share a verdict with, and where they are tested instead.
 NOT_HERE = {
     "ACTIVATIONS": "a table of the functions above", "MEMORY_ACTIVATIONS": "a table",
-    "ROUTER_SCORES": "ffn.moe.SCORES, a constant", "erfc": "scipy's, inside ffn's gelu",
+    "ROUTER_SCORES": "ffn.routing.SCORES, a constant", "erfc": "scipy's, inside ffn's gelu",
     "Phi": "inside ffn's gelu", "phi": "inside ffn's gelu_grad", "sigmoid": "inside silu",
     "listWords": "the widget's sentence (test_widget_router.py)",
     "biasSwap": "the widget's sentence (test_widget_router.py)",
