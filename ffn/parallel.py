@@ -58,7 +58,7 @@ class ParallelBlock(Layer):
         for name, part in parts.items():
             if part is None:
                 continue
-            d_in, d_out = part._d_in, part._d_out
+            d_in, d_out = part.d_in, part.d_out
             if (d_in, d_out) != (d_model, d_model):
                 raise ValueError(f"{name} maps {d_in} to {d_out} features but block has d_model "
                                  f"{d_model}: both must be d_model")
