@@ -146,16 +146,6 @@ class Layer:
         return self._dtype
 
     @property
-    def d_in(self) -> int:
-        """The width of an input row: ``x`` is ``(..., d_in)``."""
-        return self._d_in
-
-    @property
-    def d_out(self) -> int:
-        """The width of an output row: ``layer(x)`` is ``(..., d_out)``."""
-        return self._d_out
-
-    @property
     def grads(self) -> dict[str, FloatArray | None]:
         """Gradients of the last ``backward``, one per parameter (None for an absent bias)."""
         return self._grads

@@ -143,8 +143,8 @@ def crossings(path: Path, code: ast.Module) -> list[str]:
 
 # Being removed by other work of issue 43: each mark fails (strict) once its file is clean.
 PENDING = {
-    "ffn/grouped.py": "wt-moe removes these (grouped.py calls moe's _route and backward hooks)",
-    "ffn/moe.py": "wt-moe removes these (moe.py imports counting.py's _twins)",
+    "ffn/moe.py": "issue 43 item 4 (every count in one room, public names) removes these: "
+                  "moe.py imports counting.py's _twins",
     "ffn/models.py": "issue 43 item 4 (every count in one room, public names) removes these: "
                      "models.py imports counting.py's and moe.py's _twins",
     "ffn/inference.py": "issue 43 item 4 (every count in one room, public names) removes "
