@@ -24,17 +24,22 @@ and compared with ffn's value for the same input, through one Node process for t
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import random
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
+
+import matplotlib.colors
+import numpy as np
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ffn
-from ffn.activations import FUNCTIONS
+from ffn.activations import FUNCTIONS, gate
 from ffn.inference import BYTES_PER_VALUE, Size
 from ffn.models import ModelDims
 from tests._node_lab import NodeError, NodeLab
@@ -268,6 +273,70 @@ def test_activations_equal_ffn(lab: NodeLab, name: str) -> None:
             assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-300), x
 
     check()
+
+
+JS_GATES = {"relu": "step", "gelu": "Phi", "gelu_tanh": "geluTanhGate", "silu": "sigmoid",
+            "relu2": "relu"}  # each activation's gate g, f(x) = x g(x): ffn.activations.gate
+
+
+@pytest.mark.parametrize("name", list(JS_GATES))
+def test_gates_equal_ffn(lab: NodeLab, name: str) -> None:
+    # The explorer's gate panel: the same formulas as ffn's (erfc, sigmoid of the same
+    # argument), so the bound is the activations' one; the step and max(x, 0): bit for bit.
+    @SETTINGS
+    @given(x=X)
+    def check(x: float) -> None:
+        got, want = lab.call(JS_GATES[name], x), float(gate(x, name))
+        if name in EXACT:
+            assert got == want and math.copysign(1, got) == math.copysign(1, want), x
+        else:
+            assert abs(got - want) <= 8 * EPS * (abs(want) + abs(x) + 1), (name, x, got, want)
+
+    check()
+    for step in range(-400, 401):  # every slider position, as the page parses it
+        x = float(f"{step / 100:.2f}")
+        want = float(gate(x, name))
+        assert abs(lab.call(JS_GATES[name], x) - want) <= 8 * EPS * (abs(want) + abs(x) + 1)
+
+
+def test_gates_make_the_activations() -> None:
+    # f(x) = x g(x) in ffn: the gates are the activations' own factors, not look-alikes.
+    xs = np.linspace(-8.0, 8.0, 1601)  # (1601,)
+    for name, (f, _) in FUNCTIONS.items():
+        np.testing.assert_allclose(xs * gate(xs, name), f(xs), rtol=4 * EPS, atol=1e-300)
+
+
+def test_explorer_colours_are_the_figures() -> None:
+    # The explorer's colours (palette.ACTIVATION_COLORS, its data) are those of the curves in
+    # the figures above it: drawn here in both themes, each line's colour read by its label.
+    from scripts.figures import activations as figures
+    from scripts.figures._common import THEMES, rc
+    from scripts.figures.palette import ACTIVATION_COLORS
+
+    labels = {"ReLU": "relu", "GELU (exact)": "gelu", "SiLU": "silu",
+              f"ReLU{figures.PRIME}": "relu", f"GELU{figures.PRIME} (exact)": "gelu",
+              f"SiLU{figures.PRIME}": "silu"}
+    for theme in THEMES:
+        for draw in (figures.activation_curves, figures.activation_derivatives):
+            with matplotlib.rc_context(rc(theme)):
+                lines = draw().axes[0].get_lines()
+            seen = {labels[line.get_label()]: matplotlib.colors.to_hex(line.get_color())
+                    for line in lines}
+            assert seen == {name: theme.colors[ACTIVATION_COLORS[name]] for name in seen}
+            assert len(seen) == 3
+    colors = render_activations_data()["colors"]
+    assert colors == {scheme: {n: t.colors[i] for n, i in ACTIVATION_COLORS.items()}
+                      for scheme, t in zip(("light", "dark"), THEMES, strict=True)}
+    assert set(ACTIVATION_COLORS) == set(FUNCTIONS)
+
+
+def render_activations_data() -> dict[str, Any]:
+    """The activation explorer's data, as its page carries it."""
+    from widgets.activations.data import render
+
+    text = render().split('class="ffn-widget__data">', 1)[1].split("</script>", 1)[0]
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def test_activations_at_the_slider_steps(lab: NodeLab) -> None:
