@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 
 import ffn
-from ffn.activations import FUNCTIONS
+from ffn.activations import FUNCTIONS, gate
 from ffn.models import RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
-from tests.test_widgets import JS_NAMES, expected_size
+from tests.test_widgets import JS_GATES, JS_NAMES, expected_size
 from widgets.router import data as widget_router
 from widgets.sizer.data import camel
 
@@ -690,7 +690,34 @@ def activation_cases() -> list[LabCase]:
             # a list: ffn is elementwise and answers an array; these functions are scalar and
             # must refuse it (relu2([2]) was 4): no ffn verdict to share
             cases.append(LabCase(f"{js} list", js, ([2.0],), None, "x"))
+    for name, js in JS_GATES.items():  # the gates g, f(x) = x g(x): ffn.activations.gate
+        for label, x in [("3.0", 3.0), ("-0.5", -0.5), ("0.0", 0.0), ("nan", NAN),
+                         ("inf", INF), ("-inf", -INF), ("True", True), ("int 2**70", 2**70)]:
+            value = float(x)
+            cases.append(LabCase(f"{js} (gate of {name}) {label}", js, (x,),
+                                 lambda n=name, x=x: float(gate(x, n)),
+                                 oracle=lambda n=name, v=value: gate_exact(n, v),
+                                 same=act_close(value)))
+        for label, x in [("str", "3"), ("None", None), ("10**400", 10**400)]:
+            cases.append(LabCase(f"{js} (gate of {name}) {label}", js, (x,),
+                                 lambda n=name, x=x: gate(x, n), "x"))
+        cases.append(LabCase(f"{js} (gate of {name}) list", js, ([2.0],), None, "x"))
     return cases
+
+
+def gate_exact(name: str, x: float) -> float:
+    """The gate g(x), f(x) = x g(x), in mpmath; the limits at +-inf; NaN at NaN."""
+    if math.isnan(x):
+        return NAN
+    if math.isinf(x):
+        return 0.0 if x < 0 else (INF if name == "relu2" else 1.0)
+    v = mpmath.mpf(x)
+    z = mpmath.sqrt(2 / mpmath.pi) * (v + mpmath.mpf(0.044715) * v**3)
+    g: dict[str, Callable[[Any], Any]] = {
+        "relu": lambda v: 1 if v > 0 else 0, "relu2": lambda v: max(v, 0),
+        "gelu": mpmath.ncdf, "silu": lambda v: 1 / (1 + mpmath.exp(-v)),
+        "gelu_tanh": lambda v: (1 + mpmath.tanh(z)) / 2}
+    return float(g[name](v))
 
 
 # ---------------------------------------------------------------- reading the fields
@@ -785,7 +812,7 @@ AREAS = sorted({c.js for c in CASES})
 NOT_HERE = {
     "ACTIVATIONS": "a table of the functions above", "MEMORY_ACTIVATIONS": "a table",
     "ROUTER_SCORES": "ffn.moe.SCORES, a constant", "erfc": "scipy's, inside ffn's gelu",
-    "Phi": "inside ffn's gelu", "phi": "inside ffn's gelu_grad", "sigmoid": "inside silu",
+    "phi": "inside ffn's gelu_grad",
     "listWords": "the widget's sentence (test_widget_router.py)",
     "biasSwap": "the widget's sentence (test_widget_router.py)",
     "firingSentence": "the widget's sentence (test_widget_memory.py)",
