@@ -33,7 +33,6 @@ from typing import Any
 
 import matplotlib.colors
 import numpy as np
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,7 +42,14 @@ from ffn.activations import FUNCTIONS, gate
 from ffn.inference import BYTES_PER_VALUE, Size
 from ffn.models import ModelDims
 from tests._node_lab import NodeError, NodeLab
-from widgets.sizer.data import FORMATS, PRESETS, camel, sizer_numbers
+from widgets.sizer.data import (
+    FORMATS,
+    PRESETS,
+    breakdown,
+    breakdown_numbers,
+    camel,
+    sizer_numbers,
+)
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -76,6 +82,9 @@ def expected_size(model: ModelDims, bytes_per_value: Size) -> dict[str, object]:
         "flopsTraining": model.ffn_flops_per_token(backward=True),
         "bytes": ffn.decode_bytes(model, 1, bytes_per_value),
         "gigabytes": ffn.decode_bytes(model, 1, bytes_per_value) / 1e9,
+        "ffnParts": [list(part) for part in model.ffn_parts().items()],
+        "parts": None if model.vocab_size is None else [
+            list(part) for part in model.parameter_parts().items()],
     }
 
 
@@ -98,6 +107,31 @@ def test_every_preset_prints_as_ffn(lab: NodeLab, model: ModelDims, fmt: str) ->
     # The strings the sizer shows, every one, for every preset in every format it offers:
     # ffn's numbers as widgets/sizer/data.py prints them.
     assert lab.call("sizerNumbers", camel(model), fmt) == sizer_numbers(model, fmt)
+
+
+@pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
+def test_every_preset_breaks_down_as_ffn(lab: NodeLab, model: ModelDims) -> None:
+    # "Where the parameters go": every part's count and share as data.py prints ffn's.
+    assert lab.call("breakdownNumbers", camel(model)) == breakdown_numbers(model)
+
+
+def test_breakdown_parts_are_ffns_whole() -> None:
+    # The parts add up to ffn's totals: the FFN's parts to ffn_parameters, all but the idle
+    # experts to what one token uses; each part counted here matrix by matrix.
+    for model in EVERY_MODEL:
+        parts = model.ffn_parts()
+        assert sum(parts.values()) == model.ffn_parameters()
+        assert sum(parts.values()) - parts["experts, idle"] == model.ffn_parameters(active=True)
+        if model.n_experts is None or model.top_k is None:
+            continue
+        d, f, n_in = model.d_model, model.resolved_d_ff, 2 if model.gated else 1
+        expert = (n_in + 1) * d * f + ((n_in * f + d) if model.bias else 0)  # W1 (V), W2, b
+        assert parts["experts, idle"] == (
+            model.moe_layers * (model.n_experts - model.top_k) * expert), model.name
+        assert parts["router"] == model.moe_layers * model.n_experts * (
+            model.d_model + (1 if model.router_bias else 0)), model.name
+        counts = breakdown(model)
+        assert counts is not None and sum(counts.values()) == model.total_parameters()
 
 
 def test_weight_formats_are_ffns() -> None:
@@ -147,12 +181,18 @@ def model_dims(draw: st.DrawFn) -> ModelDims:
     if draw(st.booleans()):  # linear-attention sublayers among them (Qwen3-Next)
         linear = {"n_linear_attention": draw(st.integers(1, n_attention or n_layers)),
                   "linear_attention_per_layer": draw(st.integers(1, 10**10))}
+    whole: dict[str, object] = {}
+    if draw(st.booleans()):  # the whole model's fields, which the breakdown counts
+        whole = {"vocab_size": draw(st.integers(1, 2**18)),
+                 "n_positions": draw(st.none() | st.integers(1, 2**14)),
+                 "tied_head": draw(st.booleans()), "norm": draw(st.sampled_from(["layer", "rms"])),
+                 "other": draw(st.integers(0, 10**9))}
     return ModelDims(
         "generated", d_model, n_layers=n_layers, gated=draw(st.booleans()),
         bias=draw(st.booleans()), source="hypothesis",
         n_attention=n_attention, kv_dim=draw(st.none() | st.integers(1, d_model)),
         attention_per_layer=draw(st.none() | st.integers(1, 10**10)),
-        **width, **moe, **linear)  # type: ignore[arg-type]
+        **width, **moe, **linear, **whole)  # type: ignore[arg-type]
 
 
 @SETTINGS
@@ -162,6 +202,12 @@ def test_size_model_equals_ffn(lab: NodeLab, model: ModelDims, bytes_per_value: 
     # countMoeFlops, ffnShare, decodeBytes: every one of them is on this path for every input.
     assert lab.call("dimsProblem", camel(model)) is None
     assert_same_size(lab, model, bytes_per_value)
+
+
+@SETTINGS
+@given(model=model_dims())
+def test_breakdown_equals_ffn(lab: NodeLab, model: ModelDims) -> None:
+    assert lab.call("breakdownNumbers", camel(model)) == breakdown_numbers(model)
 
 
 @SETTINGS

@@ -286,7 +286,8 @@ SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention"
          "attentionPerLayer": "attention_per_layer", "gated": "gated", "bias": "bias",
          "name": "name", "routerBias": "router_bias", "moeEvery": "moe_every",
          "nLinearAttention": "n_linear_attention",
-         "linearAttentionPerLayer": "linear_attention_per_layer"}
+         "linearAttentionPerLayer": "linear_attention_per_layer", "vocabSize": "vocab_size",
+         "nPositions": "n_positions", "tiedHead": "tied_head", "norm": "norm", "other": "other"}
 OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
 NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
 
@@ -299,7 +300,7 @@ def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
     kwargs = {SNAKE[k]: v for k, v in fields.items()}
 
     def build() -> ffn.ModelDims:
-        base = {f: getattr(model, f) for f in ("source", "vocab_size", "tied_head", "norm")}
+        base = {"source": model.source}
         return ffn.ModelDims(**{**base, **kwargs})
 
     if arg == "bytes_per_value":
@@ -378,6 +379,17 @@ def model_dims_cases() -> list[LabCase]:
                   "linear_attention_per_layer"),
         dims_case("linear_attention_per_layer str", NEXT, {"linearAttentionPerLayer": "9"},
                   "linear_attention_per_layer"),
+        # the whole model's fields, which the sizer's breakdown counts (parameter_parts)
+        dims_case("vocab_size 0", GPT2, {"vocabSize": 0}, "vocab_size"),
+        dims_case("vocab_size 50257.0", GPT2, {"vocabSize": 50257.0}, "vocab_size"),
+        dims_case("n_positions -1", GPT2, {"nPositions": -1}, "n_positions"),
+        dims_case("other -1", GPT2, {"other": -1}, "other"),
+        dims_case("other None", GPT2, {"other": None}, "other"),
+        dims_case("tied_head 0", GPT2, {"tiedHead": 0}, "tied_head"),
+        dims_case("norm 'batch'", GPT2, {"norm": "batch"}, "norm"),
+        dims_case("norm None", GPT2, {"norm": None}, "norm"),
+        dims_case("no vocab_size: no breakdown", GPT2, {"vocabSize": None}),
+        dims_case("vocab_size 10**30, untied", LLAMA3, {"vocabSize": 10**30}),
         dims_case("Maverick, MoE in every 3rd layer", MAVERICK, {"moeEvery": 3}),
         dims_case("Maverick, every layer dense", MAVERICK, {"denseLayers": 48}),
         dims_case("gpt-oss-120b, no router bias", OSS, {"routerBias": False}),
@@ -835,6 +847,9 @@ NOT_HERE = {
     "SMALLEST_SIZE": "a constant: weightBytes' bound, held to ffn's at both sides in "
                      "test_widgets.py",
     "sizerNumbers": "sizeModel's numbers printed: every preset and format (test_widgets.py)",
+    "ffnParts": "through sizeModel", "parameterParts": "through sizeModel",
+    "breakdown": "through breakdownNumbers, its strings against ffn's (test_widgets.py)",
+    "breakdownNumbers": "every preset and generated dimensions against ffn (test_widgets.py)",
 }
 
 

@@ -30,6 +30,12 @@ scripts/figures/activations.py draw ReLU, GELU and SiLU (tests/test_widgets.py c
 the two the activation explorer adds."""
 
 
+PART_COLORS = {"attention": 0, "denseFfn": 1, "router": 3, "shared": 4, "expertsActive": 1,
+               "expertsIdle": 1, "embeddings": 2, "head": 5, "norms": 3, "other": 4}
+"""The model sizer's parts (widgets/sizer/data.py's PARTS), an index into ``Theme.colors``: the
+FFN's in one colour (the experts a token skips hatched), the tiny parts sharing the rest."""
+
+
 def scheme_colors(indices: dict[str, int]) -> dict[str, dict[str, str]]:
     """``{"light": {name: colour}, "dark": {...}}`` for names given by colour index: what a
     widget's data carries to its CSS custom properties."""
