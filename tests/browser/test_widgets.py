@@ -239,11 +239,11 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
 def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser, url: str,
                                                   widget: str) -> None:
     with widget_without_javascript(site, browser, url, widget) as root:
-        # the table's scroller: in the tab order, named by the caption (no script runs here)
-        scroller = root.locator(".ffn-widget__fallback .ffn-table")
-        caption = root.locator(".ffn-widget__fallback caption").text_content() or ""
-        expect(scroller).to_have_attribute("tabindex", "0")
-        expect(scroller).to_have_accessible_name(caption.strip())
+        # each table's scroller: in the tab order, named by its caption (no script runs here)
+        for scroller in root.locator(".ffn-widget__fallback .ffn-table").all():
+            caption = scroller.locator("caption").text_content() or ""
+            expect(scroller).to_have_attribute("tabindex", "0")
+            expect(scroller).to_have_accessible_name(caption.strip())
         text = root.text_content() or ""
         tables = root.locator(".ffn-widget__fallback table")
         assert tables.count() == 2  # the FFN's numbers (the curves), then the parts (the gates)
@@ -390,9 +390,10 @@ INSIDE_JS = """
 }).map(el => `${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""} `
               + `${(el.textContent ?? "").trim().slice(0, 30)}`)
 """
+# The boxes in the widget that scroll sideways (the visually hidden labels, 1 px wide, aside).
 SCROLLERS_JS = """
 root => [...root.querySelectorAll("*")].filter(
-  el => el.checkVisibility() && el.scrollWidth > el.clientWidth + 1
+  el => el.checkVisibility() && el.clientWidth > 1 && el.scrollWidth > el.clientWidth + 1
     && getComputedStyle(el).overflowX !== "visible"
 ).map(el => `${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""}`)
 """
