@@ -108,8 +108,8 @@ def breakdown_numbers(model: ModelDims) -> dict[str, str] | None:
 
 GROUPS = {"attention": ("attention",),
           "FFN": ("denseFfn", "router", "shared", "expertsActive"),
-          "experts a token skips": ("expertsIdle",),
-          "embeddings and head": ("embeddings", "head"), "norms and other": ("norms", "other")}
+          "skipped experts": ("expertsIdle",),
+          "embeddings, head": ("embeddings", "head"), "norms, other": ("norms", "other")}
 """The fallback table's columns: the breakdown's parts, grouped so the table stays narrow."""
 
 
@@ -117,7 +117,7 @@ def grouped_shares(model: ModelDims) -> list[str]:
     """The fallback table's cells for a model: its total, then each of GROUPS' share of it."""
     counts = breakdown(model)
     if counts is None:
-        return ["no vocabulary size, so no whole-model count", *([""] * len(GROUPS))]
+        return ["unknown", *([""] * len(GROUPS))]
     total = model.total_parameters()
     moe = model.n_experts is not None
     return [f"{total:,}", *(f"{sum(counts[k] for k in keys) / total:.1%}"
@@ -144,7 +144,7 @@ def render() -> str:
     where = fallback.table(
         "Where each model's parameters go, as shares of its total (ffn's parameter_parts and "
         "ffn_parts; a mixture of experts: the FFN column counts what one token uses, the next "
-        "column the experts it skips)",
+        "the experts it skips; unknown: no vocabulary size in ffn.models)",
         ["model", "parameters", *GROUPS], [[m.name, *grouped_shares(m)] for m in PRESETS])
     return fallback.widget(table + where, {
         "models": [camel(m) for m in PRESETS],
