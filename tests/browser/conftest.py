@@ -286,7 +286,7 @@ def widget_without_javascript(site: Site, browser: Browser, url: str,
         page = context.new_page()
         page.goto(site.base_url + url)
         root = page.locator(f'[data-widget="{name}"]')
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        expect(root.locator(".ffn-widget__fallback table").first).to_be_visible()
         assert root.locator(".ffn-widget__live").count() == 0
         yield root
         root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-nojs.png")
@@ -311,7 +311,7 @@ def widget_mounted(site: Site, browser: Browser, url: str, name: str,
         expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
         root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-{scheme}.png")
         page.emulate_media(media="print")
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        expect(root.locator(".ffn-widget__fallback table").first).to_be_visible()
         expect(root.locator(".ffn-widget__live")).to_be_hidden()
     finally:
         context.close()
