@@ -3,7 +3,7 @@ keyboard, and each string the page then shows compared with ffn's for the same t
 computed here in Python (widgets/memory/data.py's memory_numbers:
 ffn.FeedForward.forward_trace of the figure's block, printed f"{v:.2f}" with a minus sign);
 without JavaScript and in print, ffn's table; axe-core on the mounted widget in both schemes;
-screenshots to look at."""
+on a phone, tapped, everything on screen; screenshots to look at."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.browser.conftest import (
     axe,
     open_widget,
     widget_mounted,
+    widget_on_phone,
     widget_without_javascript,
 )
 from widgets.memory import data as memory
@@ -185,3 +186,31 @@ def test_the_widgets_data_is_ffns_block(site: Site, activation: str) -> None:
     for name in ("W1", "b1", "W2", "b2"):
         assert np.array_equal(np.asarray(data[name]), getattr(block, name)), name
     assert data["token"] == TOKEN
+
+
+def test_on_a_phone(site: Site, browser: Browser) -> None:
+    # Issue 41: every widget usable at 390 px by touch. widget_on_phone then checks that every
+    # result lies on screen and each target's size.
+    for scheme in SCHEMES:
+        with widget_on_phone(site, browser, PAGE, NAME, scheme) as (page, widget):
+            assert_shows(widget, TOKEN, "relu")
+            widget.get_by_text("GELU, exact").tap()  # the radio button's label, as a finger
+            expect(widget.get_by_role("radio", name="GELU, exact")).to_be_checked()
+            assert_shows(widget, TOKEN, "gelu")
+            x = list(TOKEN)
+            for j, slider in enumerate(sliders(widget)):
+                box = slider.bounding_box()
+                assert box is not None
+                page.touchscreen.tap(box["x"] + box["width"] / 3, box["y"] + box["height"] / 2)
+                x[j] = float(typed(widget)[j].input_value())
+                assert -4 < x[j] < 0, (j, x[j])  # a third of the way along, from -4 to 4
+                assert_shows(widget, x, "gelu")
+            field = typed(widget)[1]
+            field.tap()
+            field.fill("2.5")
+            x[1] = 2.5
+            assert_shows(widget, x, "gelu")
+            widget.get_by_role("button", name="Back to the figure's token").tap()
+            assert_shows(widget, TOKEN, "gelu")
+            widget.get_by_text("ReLU", exact=True).tap()
+            assert_shows(widget, TOKEN, "relu")
