@@ -194,7 +194,8 @@ def test_on_a_phone(site: Site, browser: Browser) -> None:
     for scheme in SCHEMES:
         with widget_on_phone(site, browser, PAGE, NAME, scheme) as (_, widget):
             assert_shows(widget, TOKEN, "relu")
-            widget.get_by_text("GELU, exact").tap()  # the radio button's label, as a finger
+            labels = widget.locator(".ffn-memory__activation label")  # a finger taps these
+            labels.get_by_text("GELU, exact", exact=True).tap()
             expect(widget.get_by_role("radio", name="GELU, exact")).to_be_checked()
             assert_shows(widget, TOKEN, "gelu")
             # The typed fields by tap and keys (a tap on a slider's track does not move it in
@@ -209,5 +210,5 @@ def test_on_a_phone(site: Site, browser: Browser) -> None:
                 assert_shows(widget, x, "gelu")
             widget.get_by_role("button", name="Back to the figure's token").tap()
             assert_shows(widget, TOKEN, "gelu")
-            widget.get_by_text("ReLU", exact=True).tap()
+            labels.get_by_text("ReLU", exact=True).tap()
             assert_shows(widget, TOKEN, "relu")
