@@ -185,7 +185,8 @@ class SmolLM2:
                             f"{check.describe(patch)}")
         for key in patch:
             ok = (isinstance(key, tuple) and len(key) == 2 and key[0] in SITES
-                  and isinstance(key[1], int) and 0 <= key[1] < self.config.n_layers)
+                  and isinstance(key[1], int) and not isinstance(key[1], bool)
+                  and 0 <= key[1] < self.config.n_layers)
             if not ok:
                 raise ValueError(f"patch key {key!r} must be (site, layer): a site of {SITES} "
                                  f"and a layer from 0 to {self.config.n_layers - 1}")
