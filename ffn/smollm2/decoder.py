@@ -111,7 +111,8 @@ class SmolLM2:
 
     def decode(self, tokens: Sequence[int]) -> str:
         """The text of token ids ``tokens``."""
-        text: str = self._tokenizer().decode(list(self.check_tokens(tokens)))
+        text: str = self._tokenizer().decode(list(self.check_tokens(tokens)),
+                                            skip_special_tokens=False)
         return text
 
     def __call__(self, tokens: Sequence[int]) -> FloatArray:
