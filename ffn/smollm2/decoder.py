@@ -147,6 +147,7 @@ class SmolLM2:
                                  c.n_heads, c.n_kv_heads, cos, sin)  # (n, d_model)
             x = x + site("attn_out", i, a)
             u = site("ffn_in", i, layer.ffn_norm(x))  # (n, d_model)
+            y: FloatArray
             if ("ffn_hidden", i) in patches or record:
                 h = site("ffn_hidden", i, np.array(layer.ffn.forward_trace(u).h))  # (n, d_ff)
                 y = h @ layer.ffn.W2  # (n, d_model): the block's own W2 (no bias in LLaMA)
