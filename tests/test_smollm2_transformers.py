@@ -17,9 +17,12 @@ FFN_REQUIRE_TORCH=1, which makes a missing torch or transformers a failure.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import functools
 import os
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,20 +59,40 @@ F32_RTOL = 1e-5
 
 @functools.cache
 def hf_model(dtype: str) -> Any:
-    """transformers' LlamaForCausalLM built from the installed GGUF, eval mode."""
-    path = gguf_file.model_file()
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
-    model.eval()
+    """transformers' LlamaForCausalLM built from the installed GGUF, eval mode.
+
+    Read once, in float32 (its loader takes minutes on a busy machine): the float64 model is
+    that one cast, which is what ``dtype=torch.float64`` gives too, since transformers
+    dequantizes to float32 first (the weights are float32 numbers either way).
+    """
     if dtype == "float64":
+        model = copy.deepcopy(hf_model("float32")).to(torch.float64)
         float64_throughout(model)
-    return model
+        return model
+    path = gguf_file.model_file()
+    with one_torch_thread():
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            path.parent, gguf_file=path.name, dtype=torch.float32)
+    return model.eval()
 
 
 @functools.cache
 def hf_tokenizer() -> Any:
     path = gguf_file.model_file()
     return transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """PyTorch on one thread meanwhile: the cores are shared (pytest-xdist's workers, the site's
+    build), and PyTorch's spinning OpenMP threads made a 5-token forward ten times slower
+    (0.7 s against 7 s) on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def float64_throughout(model: Any) -> None:
@@ -95,8 +118,9 @@ def float64_throughout(model: Any) -> None:
 
 
 def hf_logits(dtype: str, tokens: list[int]) -> np.ndarray:
-    with torch.no_grad():
-        out = hf_model(dtype)(torch.tensor([tokens])).logits[0]
+    model = hf_model(dtype)
+    with torch.no_grad(), one_torch_thread():
+        out = model(torch.tensor([tokens])).logits[0]
     return np.asarray(out.numpy())
 
 
