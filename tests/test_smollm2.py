@@ -112,7 +112,7 @@ def test_cache_is_keyed_by_sha256_and_memory_mapped(tmp_path: Path,
     file = tmp_path / "tiny.gguf"
     stored = write_tiny(file)
     model = smollm2.load(np.float32, path=file, cache=tmp_path / "c")
-    key = hashlib.sha256(file.read_bytes()).hexdigest()
+    key = f"{hashlib.sha256(file.read_bytes()).hexdigest()}-v{cache.FORMAT}"
     folder = tmp_path / "c" / "smollm2" / key
     assert sorted(p.name for p in (tmp_path / "c" / "smollm2").iterdir()) == [key]
     assert (folder / "blk.1.ffn_down.weight.npy").is_file()

@@ -1,10 +1,11 @@
 """The dequantized weights on disk, keyed by the GGUF file's sha256, read back memory-mapped.
 
 Dequantizing every tensor takes seconds; reading ``.npy`` files memory-mapped takes
-milliseconds, and the pages that use a tensor read only that one. One folder per file content:
-``<cache>/smollm2/<sha256>/`` holds ``config.json``, ``tokenizer.json`` and one ``.npy`` per
-tensor. A changed file has another sha256, so it is never served another file's weights. The
-folder is written under a temporary name and renamed when complete, so a reader never sees half.
+milliseconds, and the pages that use a tensor read only that one. One folder per file content
+and format of this code, ``<cache>/smollm2/<sha256>-v<FORMAT>/``, holds ``config.json``,
+``tokenizer.json`` and one ``.npy`` per tensor. A changed file has another sha256, so it is
+never served another file's weights. The folder is written under a temporary name and renamed
+when complete, so a reader never sees half of one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ffn.smollm2.gguf_file import Config, open_reader, read_config, read_weights
 from ffn.smollm2.tokenizer import build_tokenizer
 
 CACHE_ENV = "FFN_CACHE_DIR"  # overrides the cache folder
+FORMAT = 1  # what this code writes there; raise it when that changes, so old folders are not read
 
 
 def cache_root() -> Path:
@@ -45,7 +47,7 @@ def sha256(path: Path) -> str:
 
 def entry(path: Path, root: Path | None = None) -> Path:
     """The cache folder of ``path`` (made now if missing): read, dequantize, write once."""
-    folder = (root or cache_root()) / "smollm2" / sha256(path)
+    folder = (root or cache_root()) / "smollm2" / f"{sha256(path)}-v{FORMAT}"
     if (folder / "config.json").is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
