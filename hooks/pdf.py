@@ -62,6 +62,9 @@ _BUTTON = re.compile(r'<a [^>]*class="md-content__button[^"]*"[^>]*>.*?</a>', re
 _ID_ATTR = re.compile(r'\b(id|for|aria-labelledby|aria-describedby|aria-controls)="([^"]*)"')
 _URL_ATTR = re.compile(r'\b(href|src)="([^"]*)"')
 _IMG = re.compile(r"<img\b[^>]*>")
+# A figure as hooks/figures.py leaves it: on paper, only its image (the wide drawing).
+_FIGURE_LINK = re.compile(r'<a class="glightbox ffn-figure__open"[^>]*><picture>(?:<source[^>]*>)?'
+                          r'(<img[^>]*>)</picture></a>')
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]*)"[^>]*>')
 
 
@@ -101,6 +104,8 @@ def _chapter(text: str, page_url: str, slugs: dict[str, str], figures: list[int]
     if match is None:
         raise PluginError(f"pdf hook: no <article> in the built page {page_url!r}")
     body = _BUTTON.sub("", match.group(2))
+    # Each figure's image alone, fetched at once (a lazy image may be missing from the PDF).
+    body = _FIGURE_LINK.sub(lambda m: m.group(1).replace(' loading="lazy"', ""), body)
     me = slugs[page_url]
     body = _ID_ATTR.sub(lambda m: f'{m.group(1)}="' + " ".join(
         f"{me}--{token}" for token in m.group(2).split()) + '"', body)
