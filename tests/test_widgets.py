@@ -356,8 +356,8 @@ def test_explorer_colours_are_the_figures() -> None:
     # The explorer's colours (palette.ACTIVATION_COLORS, its data) are those of the curves in
     # the figures above it: drawn here in both themes, each line's colour read by its label.
     from scripts.figures import activations as figures
-    from scripts.figures._common import THEMES, rc
-    from scripts.figures.palette import ACTIVATION_COLORS
+    from scripts.figures._common import rc
+    from scripts.figures.palette import ACTIVATION_COLORS, THEMES
 
     labels = {"ReLU": "relu", "GELU (exact)": "gelu", "SiLU": "silu",
               f"ReLU{figures.PRIME}": "relu", f"GELU{figures.PRIME} (exact)": "gelu",
