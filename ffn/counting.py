@@ -125,6 +125,23 @@ def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | N
     return used * expert + router_parameters(d_model, n_experts, router_bias)
 
 
+def shared_expert_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = False,
+                             gate: bool = False) -> int:
+    """Shared experts of width ``d_ff`` together, which every token uses, as one block; with
+    ``gate``, Qwen's sigmoid gate on them, a ``(d_model, 1)`` matrix."""
+    block = count_parameters(d_model, d_ff, bias, gated)  # and checks those four
+    return block + (d_model if check.boolean(gate, "gate") else 0)
+
+
+def shared_expert_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
+                        gate: bool = False, backward: bool = False) -> int:
+    """FLOPs of the shared experts' matrix products, and of their gate's ``(d_model, 1)``
+    product with ``gate`` (``backward``: three times as many, as ``count_flops``)."""
+    block = count_flops(d_model, d_ff, n_tokens, gated, backward)  # and checks those five
+    gate_forward = 2 * n_tokens * d_model if check.boolean(gate, "gate") else 0
+    return block + (3 * gate_forward if backward else gate_forward)
+
+
 def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
                     gated: bool = False, backward: bool = False) -> int:
     """FLOPs of the router's product and of the ``top_k`` experts each token uses."""

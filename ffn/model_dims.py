@@ -18,6 +18,8 @@ from ffn.counting import (
     count_parameters,
     llama_d_ff,
     router_parameters,
+    shared_expert_flops,
+    shared_expert_parameters,
 )
 
 
@@ -167,10 +169,10 @@ class ModelDims:
     def shared_parameters(self) -> int:
         """Parameters of one MoE layer's shared experts and their gate, which every token uses
         (0 without any)."""
-        shared = count_parameters(self.d_model, self.shared_d_ff, self.bias, self.gated) if (
-            self.shared_d_ff) else 0
-        gate = self.d_model if self.shared_gate else 0  # (d_model, 1)
-        return shared + gate
+        if not self.shared_d_ff:
+            return 0
+        return shared_expert_parameters(self.d_model, self.shared_d_ff, self.bias, self.gated,
+                                        self.shared_gate)
 
     def dense_ffn_parameters(self) -> int:
         """Parameters of the FFN of one of the leading dense layers (0 without any)."""
@@ -233,9 +235,9 @@ class ModelDims:
         # the router, top_k experts, and the shared experts and their gate
         per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.n_experts, self.top_k,
                                     1, self.gated, backward)
-        if self.shared_d_ff:
-            per_layer += count_flops(self.d_model, self.shared_d_ff, 1, self.gated, backward)
-        per_layer += (6 if backward else 2) * self.d_model * self.shared_gate
+        if self.shared_d_ff:  # shared_gate needs shared experts (__post_init__)
+            per_layer += shared_expert_flops(self.d_model, self.shared_d_ff, 1, self.gated,
+                                             self.shared_gate, backward)
         dense = 0 if self.dense_d_ff is None else (self.n_layers - self.moe_layers) * count_flops(
             self.d_model, self.dense_d_ff, 1, self.gated, backward)
         return dense + self.moe_layers * per_layer

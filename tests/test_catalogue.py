@@ -83,3 +83,16 @@ def test_router_parameters_and_the_router_bias_of_a_moe_count() -> None:
         ffn.counting.router_parameters(10, 0)
     with raises(TypeError, "bias must be a bool, got str 'yes'"):
         ffn.counting.router_parameters(10, 4, "yes")  # type: ignore[arg-type]
+
+
+def test_shared_experts_and_their_gate_counted_from_their_shapes() -> None:
+    qwen = ffn.get_model("Qwen1.5-MoE-A2.7B")  # 4 shared experts of 1408 as one block, a gate
+    d, h = 2048, 4 * 1408
+    block = d * h + d * h + h * d  # gate (d, h), up (d, h), down (h, d); no biases
+    assert qwen.shared_parameters() == block + d  # and the sigmoid gate, (d, 1)
+    forward = 2 * block + 2 * d  # a multiply and an add per weight, for one token
+    assert ffn.counting.shared_expert_flops(d, h, gated=True, gate=True) == forward
+    assert ffn.counting.shared_expert_flops(d, h, 5, True, True, backward=True) == 3 * 5 * forward
+    assert ffn.counting.shared_expert_parameters(d, h, False, True) == block
+    with raises(TypeError, "gate must be a bool, got int 1"):
+        ffn.counting.shared_expert_parameters(d, h, gate=1)  # type: ignore[arg-type]
