@@ -131,19 +131,19 @@ class Layer:
                 value.flags.writeable = False
 
     @property
-    def dtype(self) -> np.dtype[np.floating[Any]]:
-        """The parameters' dtype: inputs are cast to it; outputs and gradients have it."""
-        return self._dtype
-
-    @property
     def d_in(self) -> int:
-        """The width of an input row: ``x`` is ``(..., d_in)``."""
+        """Features of the input's last axis: ``x`` is ``(..., d_in)``."""
         return self._d_in
 
     @property
     def d_out(self) -> int:
-        """The width of an output row: ``layer(x)`` is ``(..., d_out)``."""
+        """Features of the output's last axis: ``layer(x)`` is ``(..., d_out)``."""
         return self._d_out
+
+    @property
+    def dtype(self) -> np.dtype[np.floating[Any]]:
+        """The parameters' dtype: inputs are cast to it; outputs and gradients have it."""
+        return self._dtype
 
     @property
     def grads(self) -> dict[str, FloatArray | None]:
