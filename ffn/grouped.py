@@ -84,21 +84,27 @@ class GroupedExperts(Layer):
     @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
-        """``moe(x)``: one pass of each expert over its segment of the rows sorted by expert."""
+        """``moe(x)``: one pass of each expert over its segment of the rows, sorted
+        by expert."""
         moe = self.moe
         x = self._flatten(x)  # (N, d_model)
         p, chosen, share = moe._route(x)  # (N, n_experts), (N, top_k), (N, top_k)
         weights = moe.scale * share  # (N, top_k), as moe.route gives them
-        order, offsets = sort_by_expert(chosen, moe.n_experts)  # (N*top_k,), (n_experts + 1,)
+        # (N*top_k,), (n_experts + 1,)
+        order, offsets = sort_by_expert(chosen, moe.n_experts)
         rows = order // moe.top_k  # (N*top_k,): the row of each sorted pair
-        x_sorted = x[rows]  # (N*top_k, d_model): expert i's rows at offsets[i]:offsets[i + 1]
+        # (N*top_k, d_model): expert i's rows at offsets[i]:offsets[i + 1]
+        x_sorted = x[rows]
         out = np.empty_like(x_sorted)  # (N*top_k, d_model)
         for i, expert in enumerate(moe.experts):
             start, stop = offsets[i], offsets[i + 1]
-            if stop > start:  # one x @ W1, activation and @ W2 for all of expert i's rows
-                out[start:stop] = expert.forward(x_sorted[start:stop])  # (n_i, d_model)
+            # one x @ W1, activation and @ W2 for all of expert i's rows
+            if stop > start:
+                # (n_i, d_model)
+                out[start:stop] = expert.forward(x_sorted[start:stop])
         y = np.zeros_like(x)  # (N, d_model)
-        np.add.at(y, rows, weights.ravel()[order, None] * out)  # in pair order: experts ascend
+        # in pair order: experts ascend
+        np.add.at(y, rows, weights.ravel()[order, None] * out)
         for shared in moe.shared_experts:
             y += shared.forward(x)  # (N, d_model), weight 1
         self._save_for_backward(x, p, chosen, share, weights, order, offsets)
