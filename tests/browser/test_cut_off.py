@@ -56,9 +56,15 @@ async (wideClass) => {
 
   // The blocks that may be wider than their column, each with the box that scrolls it.
   const blocks = [];
+  const scroller = el => {  // the nearest box that scrolls el sideways, else el
+    for (let box = el; box && box !== content; box = box.parentElement) {
+      if (scrolls(box)) return box;
+    }
+    return el;
+  };
   for (const pre of content.querySelectorAll("pre")) {
-    const code = pre.querySelector(":scope > code");
-    blocks.push({kind: "code", el: pre, box: code && scrolls(code) ? code : pre});
+    const code = pre.querySelector(":scope > code");  // Material: the code scrolls
+    blocks.push({kind: "code", el: pre, box: code && scrolls(code) ? code : scroller(pre)});
   }
   for (const table of content.querySelectorAll("table")) {
     if (table.closest("pre")) continue;  // line numbers
