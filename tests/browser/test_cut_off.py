@@ -40,6 +40,16 @@ async (wideClass) => {
   // .md-content: the article, and on the print page the book after it (hooks/pdf.py)
   const content = document.querySelector(".md-content") || document.body;
   content.querySelectorAll("details").forEach(d => { d.open = true; });
+  // A widget mounts as it nears the screen (widgets/_shared/loader.js): bring each one
+  // there and give it 3 s to mount, so that what is measured is the widget a reader uses.
+  for (const widget of content.querySelectorAll(".ffn-widget")) {
+    widget.scrollIntoView({block: "center"});
+    const until = performance.now() + 3000;
+    while (!widget.classList.contains("ffn-widget--live") && performance.now() < until) {
+      await new Promise(resolve => setTimeout(resolve, 50));
+    }
+  }
+  scrollTo(0, 0);
   await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
 
   const headings = [...content.querySelectorAll("h1, h2, h3, h4, h5, h6")];
@@ -210,23 +220,34 @@ def fail_listing(problems: dict[str, list[str]]) -> None:
         pytest.fail("\n".join(lines), pytrace=False)
 
 
+def too_wide(result: dict[str, Any]) -> list[str]:
+    if result["scrollWidth"] <= result["innerWidth"]:
+        return []
+    return [f"the page is {result['scrollWidth']} px wide in a {result['innerWidth']} px screen"]
+
+
 def test_no_page_scrolls_sideways_on_a_phone(on_phone: dict[str, dict[str, Any]]) -> None:
+    """A page made wider only by a widget is test_widgets_fit_a_phone's to report."""
     problems = {}
     for url, result in on_phone.items():
-        found = []
-        if result["scrollWidth"] > result["innerWidth"]:
-            found.append(f"the page is {result['scrollWidth']} px wide in a "
-                         f"{result['innerWidth']} px screen")
-        found += [f"{o['what']} sticks out ({o['left']} to {o['right']} px)"
-                  for o in result["outside"] if not o["widget"]]
-        problems[url] = found
+        found = [f"{o['what']} sticks out ({o['left']} to {o['right']} px)"
+                 for o in result["outside"] if not o["widget"]]
+        widgets_only = result["outside"] and not found
+        problems[url] = found + ([] if widgets_only else too_wide(result))
     fail_listing(problems)
 
 
+# Issue 41 item 3 is another branch's (widgets/): there the router explorer's table (577 px in
+# a 324 px box) is made to fit a phone. Strict: once it fits, this test passes, which fails
+# the run until the mark is removed.
+@pytest.mark.xfail(strict=True, reason="issue 41 item 3: the router explorer on a phone")
 def test_widgets_fit_a_phone(on_phone: dict[str, dict[str, Any]]) -> None:
-    fail_listing({url: [f"{o['what']} sticks out ({o['left']} to {o['right']} px)"
-                        for o in result["outside"] if o["widget"]]
-                  for url, result in on_phone.items()})
+    problems = {}
+    for url, result in on_phone.items():
+        found = [f"{o['what']} sticks out ({o['left']} to {o['right']} px)"
+                 for o in result["outside"] if o["widget"]]
+        problems[url] = found + (too_wide(result) if found else [])
+    fail_listing(problems)
 
 
 def test_what_scrolls_on_a_phone_shows_a_cue(on_phone: dict[str, dict[str, Any]]) -> None:
