@@ -267,6 +267,10 @@ def test_nothing_wider_than_its_column_on_a_laptop(on_laptop: dict[str, dict[str
                   for url, result in on_laptop.items()})
 
 
+# Also issue 41 item 3's branch: on the print page (and without JavaScript) a widget shows its
+# table of ffn's numbers, and the activation explorer's (213 px) and the sizer's (14 px) are
+# wider than a laptop's column. Strict, as above.
+@pytest.mark.xfail(strict=True, reason="issue 41 item 3: two widgets' tables on the print page")
 def test_widgets_fit_a_laptop(on_laptop: dict[str, dict[str, Any]]) -> None:
     fail_listing({url: [f"{b['what']} is {b['overflow']:.0f} px wider than its column"
                         for b in scrolling(result["blocks"]) if b["widget"]]
