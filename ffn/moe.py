@@ -175,33 +175,45 @@ class MixtureOfExperts(Layer):
                 weights.reshape(*lead, self.top_k))
 
     # --8<-- [start:dispatch]
-    def _rows_of_experts(self, chosen: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Each expert's (rows, slots): a mask an expert, or one sort of the ``N * top_k``
-        pairs by expert, whose segment ``offsets[i]:offsets[i + 1]`` is expert ``i``'s."""
+    def _rows_of_experts(
+        self, chosen: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each expert's (rows, slots): a mask an expert, or one sort
+        of the ``N * top_k`` pairs by expert, whose segment
+        ``offsets[i]:offsets[i + 1]`` is expert ``i``'s."""
         if not self.grouped:
-            masks = [np.nonzero(chosen == i) for i in range(self.n_experts)]
+            n = self.n_experts
+            masks = [np.nonzero(chosen == i) for i in range(n)]
             return [(rows, slots) for rows, slots in masks]
-        order, offsets = sort_by_expert(chosen, self.n_experts)  # (N*top_k,), (n_experts + 1,)
-        segments = [order[offsets[i]:offsets[i + 1]] for i in range(self.n_experts)]
-        return [(pairs // self.top_k, pairs % self.top_k) for pairs in segments]
+        # order (N*top_k,), offsets (n_experts + 1,)
+        order, offsets = sort_by_expert(chosen, self.n_experts)
+        segments = [order[offsets[i]:offsets[i + 1]]
+                    for i in range(self.n_experts)]
+        k = self.top_k
+        return [(pairs // k, pairs % k) for pairs in segments]
 
     @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
-        """``sum_j weight_j * expert_{chosen_j}(x) + sum_s g_s * shared_s(x)``, x
-        ``(..., d_model)`` (``expert(weight * x)`` with ``combine="inputs"``)."""
+        """``sum_j weight_j * expert_{chosen_j}(x) + sum_s g_s *
+        shared_s(x)``, x ``(..., d_model)`` (``expert(weight * x)`` with
+        ``combine="inputs"``)."""
         x = self._flatten(x)  # (N, d_model)
         route = self._route(x)
         scaled_inputs = self.combine == "inputs"
         y = np.zeros_like(x)  # (N, d_model)
-        outs: list[FloatArray | None] = []  # each expert's outputs, for dL/dweights
-        passes: list[SavedPass | None] = []  # each expert's own pass, for its backward
+        # each expert's outputs (for dL/dweights) and own pass (for its
+        # backward)
+        outs: list[FloatArray | None] = []
+        passes: list[SavedPass | None] = []
         segments = self._rows_of_experts(route.chosen)
-        for expert, (rows, slot) in zip(self.experts, segments, strict=True):
+        pairs = zip(self.experts, segments, strict=True)
+        for expert, (rows, slot) in pairs:
             out = None
             if rows.size:
                 w = route.weights[rows, slot, None]  # (n_i, 1)
-                out = expert.forward(w * x[rows] if scaled_inputs else x[rows])  # (n_i, d_model)
+                x_i = w * x[rows] if scaled_inputs else x[rows]
+                out = expert.forward(x_i)  # (n_i, d_model)
                 y[rows] += out if scaled_inputs else w * out
             outs.append(out)
             passes.append(expert.saved_pass() if rows.size else None)

@@ -18,8 +18,8 @@ import pytest
 from markdown.extensions.toc import slugify
 
 from ffn_docs import prose
+from ffn_docs.markdown_page import parser
 from ffn_docs.reading_time import ReadingTimeExtension
-from harness.page import parser
 from scripts.prose import DOCS, NOT_PROSE, meets, pages, target
 from tooling.site import mkdocs_config, nav_pages
 
