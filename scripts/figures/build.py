@@ -22,12 +22,13 @@ from scripts.figures import (
     parameters,
     roofline,
     routing,
+    trained,
 )
 from scripts.figures._common import THEMES, Draw, render
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
 MODULES = (activations, advanced, diagrams, dynamics, errata, expansion, parameters, roofline,
-           routing)
+           routing, trained)
 
 
 def registry() -> dict[str, Draw]:
