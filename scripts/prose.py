@@ -18,7 +18,7 @@ from ffn_docs import prose
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 CORE = ("index.md", "purpose.md", "architecture.md", "gelu.md", "expand-contract.md",
-        "parameters-flops.md", "worked-example.md")
+        "parameters-flops.md", "worked-example.md", "trained-ffn.md")
 # Not running prose: the references ledger and the API reference (ffn's docstrings).
 NOT_PROSE = ("references.md", "api.md")
 

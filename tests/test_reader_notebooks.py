@@ -150,8 +150,7 @@ def test_each_notebook_runs_to_the_pages_outputs(
     assert not pasted, f"cells of no block of the page (pasted helper code?): {pasted}"
     install = notebook.cells[1].source.splitlines()[-1]
     wheel = _wheel(site_build.dir).name
-    extras = [name for name in reader_notebook.EXTRAS
-              if any(f"import {name}" in b.code for b in page.blocks)]
+    extras, _ = reader_notebook.extras_of(page.blocks)
     assert install == " ".join([f"%pip install {SITE_URL}{wheel}", *extras])
     monkeypatch.setenv("JUPYTER_PATH", str(_reader_env.jupyter_dir(python)))
     with sitetools.serve(site_build.dir) as base:  # the site, where site_url would be
@@ -218,10 +217,9 @@ def test_the_notebooks_keep_the_pages_math_and_links(src: str,
         return  # test_each_notebook_runs_to_the_pages_outputs says whether it should
     notebook = nbformat.read(path, as_version=4)
     wheel_url = SITE_URL + _wheel(site_build.dir).name
-    extras = tuple(name for name in reader_notebook.EXTRAS
-                   if any(f"import {name}" in b.code for b in pages.load(DOCS / src).blocks))
+    extras, data = reader_notebook.extras_of(pages.load(DOCS / src).blocks)
     assert notebook.cells[0].source.endswith(
-        reader_notebook.how_to_run(wheel_url, path.name, extras))
+        reader_notebook.how_to_run(wheel_url, path.name, tuple(extras), tuple(data)))
     assert f"`pip install {' '.join([wheel_url, *extras])}`" in notebook.cells[0].source
     text = _prose(_markdown(notebook))
     source = (DOCS / src).read_text(encoding="utf-8")

@@ -25,14 +25,15 @@ from scripts.figures import (
     parameters,
     roofline,
     routing,
+    trained,
 )
 from scripts.figures._common import LAYOUTS, WIDE, Draw, render
 from scripts.figures.palette import THEMES
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
 MODULES = (activations, advanced, diagrams, dynamics, errata, expansion, parameters, roofline,
-           routing)
-PLOT_MODULES = (activations, dynamics, expansion, parameters, roofline, routing)
+           routing, trained)
+PLOT_MODULES = (activations, dynamics, expansion, parameters, roofline, routing, trained)
 
 
 def registry() -> dict[str, Draw]:
