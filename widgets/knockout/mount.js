@@ -1,0 +1,105 @@
+// "Knock out a layer" (trained-ffn.md): SmolLM2-135M's top next tokens on a prompt, clean or
+// with one layer's FFN output or attention output set to zero. Every run was made by
+// ffn.smollm2 when the table was made (data.py, in the widget's JSON); the page only chooses
+// the row and prints it, with ./lab.js (held to data.py in tests/test_widget_knockout.py; the
+// page in tests/browser/test_widget_knockout.py). The steps: build the controls, read them,
+// choose the row, draw the bars, describe.
+import {KNOCKOUT_KINDS, changeSentence, knockoutRow, percentText, tokenLabel} from "./lab.js";
+import {escape, fragment, uid} from "../_shared/dom.js";
+
+const PROMPT_WORDS = {fact: "A fact", counting: "Counting", code: "Code"};
+
+export function mount(root) {
+  const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
+  const id = uid("knockout");
+  root.append(fragment(controls(id, data)));
+  const live = root.querySelector(".ffn-knockout");
+  const selects = Object.fromEntries(KNOCKOUT_KINDS.slice(1).map(
+    kind => [kind, live.querySelector(`select[name="${kind}"]`)]));
+
+  const update = () => {
+    const {prompt, kind, layer} = read(live, id, selects);
+    draw(live, data, knockoutRow(data, prompt, kind, layer));
+    live.querySelector('[data-result="change"]').value = changeSentence(data, prompt, kind,
+                                                                        layer);
+  };
+  for (const radio of live.querySelectorAll(`input[name="${id}-prompt"]`)) {
+    radio.addEventListener("change", update);
+  }
+  for (const [kind, select] of Object.entries(selects)) {
+    select.addEventListener("change", () => {
+      // One knock-out at a time: choosing a layer of one kind clears the other.
+      if (select.value !== "none") {
+        for (const [other, s] of Object.entries(selects)) if (other !== kind) s.value = "none";
+      }
+      update();
+    });
+  }
+  update();
+}
+
+// ---- build the controls: the prompt, a layer to zero per kind, the top tokens' table
+
+function promptText(text) {
+  return escape(tokenLabel(text));
+}
+
+function controls(id, data) {
+  const layers = [...Array(data.n_layers).keys()];
+  const rows = [...Array(data.top).keys()];
+  return `
+    <div class="ffn-widget__live ffn-knockout" role="group" aria-labelledby="${id}-title">
+      <p class="ffn-widget__title" id="${id}-title"><strong>Knock out a layer</strong>:
+        choose a prompt, then set one layer's FFN output or attention output to zero. The
+        table shows SmolLM2-135M's ${data.top} most likely next tokens.</p>
+      <fieldset class="ffn-knockout__prompts"><legend>Prompt</legend>
+        ${data.prompts.map((e, i) => `<div class="ffn-field--check"><input
+          id="${id}-prompt-${e.name}" type="radio" name="${id}-prompt" value="${e.name}"
+          ${i === 0 ? " checked" : ""}><label for="${id}-prompt-${e.name}">${escape(
+          PROMPT_WORDS[e.name] ?? e.name)}: <code>${promptText(e.text)}</code></label></div>`)
+          .join("")}
+      </fieldset>
+      <div class="ffn-knockout__zero">
+        ${Object.entries(data.kinds).map(([kind, label]) => `<div class="ffn-field">
+          <label for="${id}-${kind}">Zero the ${escape(label)} output of</label>
+          <select id="${id}-${kind}" name="${kind}">
+            <option value="none" selected>no layer</option>
+            ${layers.map(i => `<option value="${i}">layer ${i}</option>`).join("")}
+          </select></div>`).join("")}
+      </div>
+      <p class="ffn-knockout__change" aria-live="polite"><output data-result="change"
+        aria-label="the change"></output></p>
+      <div class="ffn-table"><table class="ffn-knockout__table">
+        <caption>Most likely next tokens</caption>
+        <thead><tr><th scope="col">rank</th><th scope="col">token</th>
+          <th scope="col">probability</th></tr></thead>
+        <tbody>${rows.map(r => `<tr data-rank="${r}"><th scope="row">${r + 1}</th>
+          <td><output data-result="token${r}" aria-label="token ${r + 1}"></output></td>
+          <td class="ffn-knockout__p"><span class="ffn-knockout__bar" aria-hidden="true"></span>
+            <output data-result="p${r}" aria-label="probability ${r + 1}"></output></td></tr>`)
+          .join("")}</tbody>
+      </table></div>
+    </div>`;
+}
+
+// ---- read them: the prompt's name and the knock-out (kind "none" with layer null)
+
+function read(live, id, selects) {
+  const prompt = live.querySelector(`input[name="${id}-prompt"]:checked`).value;
+  for (const [kind, select] of Object.entries(selects)) {
+    if (select.value !== "none") return {prompt, kind, layer: BigInt(select.value)};
+  }
+  return {prompt, kind: "none", layer: null};
+}
+
+// ---- draw: each top token, its percentage and a bar of that length (out of 100%)
+
+function draw(live, data, row) {
+  const digits = BigInt(data.digits);
+  row.texts.forEach((text, r) => {
+    live.querySelector(`[data-result="token${r}"]`).value = tokenLabel(text);
+    live.querySelector(`[data-result="p${r}"]`).value = percentText(row.p[r], digits);
+    live.querySelector(`tr[data-rank="${r}"] .ffn-knockout__bar`).style.width =
+      `${100 * row.p[r]}%`;
+  });
+}
