@@ -27,7 +27,6 @@ from ffn.counting import (
 )
 from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
-from ffn.grouped import GroupedExperts, sort_by_expert
 from ffn.inference import (
     H100_SXM,
     Accelerator,
@@ -38,20 +37,20 @@ from ffn.inference import (
     experts_read,
     saved_per_token,
 )
-from ffn.input_scaled import InputScaledMoE
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
 from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, ModelDims, get_model
 from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
+from ffn.moe_presets import GatedSharedMoE, GroupedExperts, InputScaledMoE, RouterBiasMoE
 from ffn.parallel import ParallelBlock
 from ffn.report import Discrepancy, discrepancies
 from ffn.rmsnorm import RMSNorm
-from ffn.router_bias import RouterBiasMoE
-from ffn.shared_gate import GatedSharedMoE
+from ffn.routing import sort_by_expert
 from ffn.sublayer import PLACEMENTS, Sublayer
 from ffn.training import OPTIMIZERS, FitResult, fit, mean_squared_error
 
 from ffn import fast  # isort: skip  (the speed path; it builds on the classes above)
+from ffn import routing  # isort: skip  (a mixture of experts' routing, as functions)
 from ffn.activations import relu2, relu2_grad  # isort: skip
 from ffn.fp4 import BLOCK_FORMATS, BlockQuantized, quantize_blocks, round_to_e2m1  # isort: skip
 from ffn.quantize import (  # isort: skip
@@ -77,6 +76,6 @@ __all__ = [
     "discrepancies", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "quantize_absmax", "quantize_blocks", "relu", "relu2", "relu2_grad",
-    "relu_grad", "round_to_e2m1", "round_to_e4m3", "saved_per_token", "silu", "silu_grad",
-    "sort_by_expert", "split_gate_up",
+    "relu_grad", "round_to_e2m1", "round_to_e4m3", "routing", "saved_per_token", "silu",
+    "silu_grad", "sort_by_expert", "split_gate_up",
 ]

@@ -16,7 +16,7 @@ import functools
 import math
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -79,6 +79,14 @@ def _guarded(method: F, starts_pass: bool) -> F:
     return guarded  # type: ignore[return-value]
 
 
+class SavedPass(NamedTuple):
+    """One forward's record, all its ``backward`` reads: a composite keeps one per child run."""
+
+    tensors: tuple[Any, ...]  # what the forward saved (rows (N, ...), or children's passes)
+    lead: tuple[int, ...]  # the leading axes of its input
+    thread: int | None  # the thread that ran it; None: no pass
+
+
 class Layer:
     """Input checks, ``(..., d)`` flattened to rows and back, the saved pass, the gradients.
 
@@ -96,7 +104,7 @@ class Layer:
             setattr(self, name, None if p is None else readonly_copy(p))
         self._param_names = tuple(params)
         self._lead: tuple[int, ...] = ()  # leading axes of the last input, (...)
-        self._saved_tensors: tuple[FloatArray, ...] = ()  # what backward needs, rows (N, ...)
+        self._saved_tensors: tuple[Any, ...] = ()  # what backward needs: rows (N, ...), passes
         self._saved_by: int | None = None  # the thread whose forward saved them; None: no pass
         self._grads: dict[str, FloatArray | None] = {}
         self._lock = threading.RLock()
@@ -123,6 +131,16 @@ class Layer:
                 value.flags.writeable = False
 
     @property
+    def d_in(self) -> int:
+        """Features of the input's last axis: ``x`` is ``(..., d_in)``."""
+        return self._d_in
+
+    @property
+    def d_out(self) -> int:
+        """Features of the output's last axis: ``layer(x)`` is ``(..., d_out)``."""
+        return self._d_out
+
+    @property
     def dtype(self) -> np.dtype[np.floating[Any]]:
         """The parameters' dtype: inputs are cast to it; outputs and gradients have it."""
         return self._dtype
@@ -145,9 +163,25 @@ class Layer:
         self._lead = array.shape[:-1]
         return np.array(array.reshape(math.prod(self._lead), self._d_in))  # (N, d_in)
 
-    def _save_for_backward(self, *arrays: FloatArray) -> None:
+    def _save_for_backward(self, *saved: Any) -> None:
         """Save what ``backward`` needs (PyTorch's ``ctx.save_for_backward``); the pass is done."""
-        self._saved_tensors, self._saved_by = arrays, threading.get_ident()
+        self._saved_tensors, self._saved_by = saved, threading.get_ident()
+
+    def saved_pass(self) -> SavedPass:
+        """The last forward's record: a composite keeps its children's, so that its
+        ``backward`` needs no second forward, and a child called in between changes nothing."""
+        return SavedPass(self._saved_tensors, self._lead, self._saved_by)
+
+    @one_thread
+    def backward_of(self, saved: SavedPass, dy: object) -> FloatArray:
+        """``backward`` of the forward that ``saved`` (from ``saved_pass``) records; sets
+        ``grads``. The layer's own last pass stays its last pass."""
+        own = self.saved_pass()
+        self._saved_tensors, self._lead, self._saved_by = saved
+        try:
+            return self.backward(dy)  # type: ignore[no-any-return, attr-defined]
+        finally:
+            self._saved_tensors, self._lead, self._saved_by = own
 
     def _unflatten(self, rows: FloatArray) -> FloatArray:
         """Rows ``(N, d)`` back to the leading axes of the last input: ``(..., d)``."""

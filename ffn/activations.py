@@ -146,6 +146,36 @@ def gelu_grad(x: object, approximate: str = "none") -> FloatArray:
     return (_gelu_exact_grad if exact else _gelu_tanh_grad)(x)
 
 
+@_elementwise
+def _step(x: FloatArray) -> FloatArray:
+    return np.heaviside(x, 0.0)  # 1 for x > 0, 0 for x <= 0 (ReLU's choice at the kink)
+
+
+@_elementwise
+def _gelu_tanh_gate(x: FloatArray) -> FloatArray:
+    x = np.clip(x, -100.0, 100.0)  # the gate is exactly 0 or 1 beyond +-100: as above
+    return sigmoid(2.0 * S * (x + C * x**3))  # (1 + tanh z) / 2, as _gelu_tanh writes it
+
+
+# name -> the gate g with activation(x) = x * g(x).
+GATES: dict[str, Callable[[object], FloatArray]] = {
+    "relu": _step,
+    "gelu": _elementwise(Phi),
+    "gelu_tanh": _gelu_tanh_gate,
+    "silu": _elementwise(sigmoid),
+    "relu2": relu,  # x * max(x, 0): a gate that keeps growing
+}
+
+
+def gate(x: object, activation: str) -> FloatArray:
+    """The gate g(x) of ``activation`` written as ``x * g(x)``: the step for ReLU, Phi(x) for
+    GELU, (1 + tanh z) / 2 for its tanh form, sigmoid(x) for SiLU, max(x, 0) for squared ReLU.
+
+    ``activation``: a name of ``ACTIVATIONS``.
+    """
+    return GATES[check.choice(activation, "activation", ACTIVATIONS)](x)
+
+
 # name -> (activation, its derivative), for FeedForward.
 FUNCTIONS: dict[str, tuple[Callable[[object], FloatArray], Callable[[object], FloatArray]]] = {
     "relu": (relu, relu_grad),

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from ffn import _validate as check
 from ffn._validate import FloatArray
-from ffn.quantize import E4M3_MAX, _e4m3_codes, e4m3_value, nearest_even_index
+from ffn.quantize import E4M3_MAX, e4m3_codes, e4m3_value, nearest_even_index
 
 BLOCK_FORMATS: tuple[str, ...] = ("mxfp4", "nvfp4")
 """Valid ``format`` values of ``quantize_blocks``."""
@@ -233,7 +233,7 @@ def quantize_blocks(w: object, format: str = "mxfp4") -> BlockQuantized:
         ts = _nvfp4_tensor_scale(amax.max())  # positive and finite: checked
         block_scale = amax.astype(np.float32) / (np.float32(6.0) * ts)  # float32, as modelopt
         block_scale = np.where(block_scale == 0, np.float32(1.0), block_scale)
-        scale = _e4m3_codes(block_scale)  # (n_blocks, cols): non-negative, at most 448
+        scale = e4m3_codes(block_scale)  # (n_blocks, cols): non-negative, at most 448
         tensor_scale = float(ts)
         per_block = e4m3_value(scale) * tensor_scale  # (n_blocks, cols); 0 if it underflowed
     scaled = blocks / np.where(per_block > 0, per_block, 1.0)[:, None, :]

@@ -168,6 +168,24 @@ class ModelDims:
         return ((self.n_layers - self.moe_layers) * self.dense_ffn_parameters()
                 + self.moe_layers * self.ffn_parameters_per_layer(active))
 
+    def ffn_parts(self) -> dict[str, int]:
+        """``ffn_parameters()`` by part: the dense FFNs (all of a model without experts), and in
+        the MoE layers the routers, the shared experts (and their gate), the routed experts one
+        token uses ("experts, active") and those it skips ("experts, idle").
+
+        The parts but the idle experts add up to ``ffn_parameters(active=True)``.
+        """
+        if self.n_experts is None or self.top_k is None:
+            return {"dense FFNs": self.ffn_parameters(), "router": 0, "shared experts": 0,
+                    "experts, active": 0, "experts, idle": 0}
+        moe = self.moe_layers
+        expert = _parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
+        router = self.d_model * self.n_experts + (self.n_experts if self.router_bias else 0)
+        return {"dense FFNs": (self.n_layers - moe) * self.dense_ffn_parameters(),
+                "router": moe * router, "shared experts": moe * self.shared_parameters(),
+                "experts, active": moe * self.top_k * expert,
+                "experts, idle": moe * (self.n_experts - self.top_k) * expert}
+
     def attention_parameters(self) -> int:
         """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""
         per_layer = self.attention_per_layer or count_attention_parameters(

@@ -58,7 +58,7 @@ class ParallelBlock(Layer):
         for name, part in parts.items():
             if part is None:
                 continue
-            d_in, d_out = part._d_in, part._d_out
+            d_in, d_out = part.d_in, part.d_out
             if (d_in, d_out) != (d_model, d_model):
                 raise ValueError(f"{name} maps {d_in} to {d_out} features but block has d_model "
                                  f"{d_model}: both must be d_model")
@@ -89,28 +89,32 @@ class ParallelBlock(Layer):
     def forward(self, x: object) -> FloatArray:
         """``x + attn(LN(x)) + FFN(LN(x))`` (``FFN(LN2(x))`` with ``ffn_norm``)."""
         x = self._flatten(x)  # (N, d_model)
-        y = self._run(x)  # (N, d_model)
-        self._save_for_backward(x)
-        return self._unflatten(y)  # (..., d_model)
-
-    def _run(self, x: FloatArray) -> FloatArray:
-        """The block on rows ``x`` ``(N, d_model)``, by its parts' forwards."""
         x_norm = self.norm(x)  # (N, d_model)
-        x_ffn = x_norm if self.ffn_norm is None else self.ffn_norm(x)  # (N, d_model)
-        return x + self.attention(x_norm) + self.block(x_ffn)
+        passes = {"norm": self.norm.saved_pass()}  # each part's own pass, for its backward
+        x_ffn = x_norm  # (N, d_model)
+        if self.ffn_norm is not None:
+            x_ffn = self.ffn_norm(x)
+            passes["ffn_norm"] = self.ffn_norm.saved_pass()
+        attn = self.attention(x_norm)  # (N, d_model)
+        passes["attention"] = self.attention.saved_pass()
+        ffn_out = self.block(x_ffn)  # (N, d_model)
+        passes["ffn"] = self.block.saved_pass()
+        self._save_for_backward(passes)
+        return self._unflatten(x + attn + ffn_out)  # (..., d_model)
 
     @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets every part's ``grads``, returns ``dL/dx``."""
         dy = self._flatten_grad(dy)  # (N, d_model)
-        (x,) = self._saved_tensors
-        self._run(x)  # the parts' last forwards may have changed since ours (see Sublayer)
-        d_attn, d_ffn = self.attention.backward(dy), self.block.backward(dy)  # (N, d_model)
+        (passes,) = self._saved_tensors  # each part's pass: a direct call since changes nothing
+        d_attn = self.attention.backward_of(passes["attention"], dy)  # (N, d_model)
+        d_ffn = self.block.backward_of(passes["ffn"], dy)  # (N, d_model)
         if self.ffn_norm is None:  # one norm feeds both branches: their gradients add up first
-            dx = dy + self.norm.backward(d_attn + d_ffn)
+            dx = dy + self.norm.backward_of(passes["norm"], d_attn + d_ffn)
         else:
-            dx = dy + self.norm.backward(d_attn) + self.ffn_norm.backward(d_ffn)
+            dx = (dy + self.norm.backward_of(passes["norm"], d_attn)
+                  + self.ffn_norm.backward_of(passes["ffn_norm"], d_ffn))
         return self._unflatten(dx)  # (..., d_model)
 
     def __repr__(self) -> str:

@@ -58,14 +58,17 @@ def nearest_even_index(a: FloatArray, grid: FloatArray) -> NDArray[np.int64]:
     return np.where(up, i, i - 1)
 
 
-def _e4m3_codes(x: FloatArray) -> NDArray[np.uint8]:
-    """Bit patterns of ``x`` rounded to nearest E4M3, ties to even; saturating at 448."""
-    a = np.abs(x.astype(np.float64))
+def e4m3_codes(x: object) -> NDArray[np.uint8]:
+    """The E4M3 bit pattern of each value of ``x`` rounded to nearest, ties to even; beyond
+    +-448 (inf too) saturating to +-448, NaN as 0x7F. Same shape as ``x``; `e4m3_value` reads
+    them back."""
+    array = check.float_array(x, "x")
+    a = np.abs(array.astype(np.float64))
     grid = E4M3_MAGNITUDES
     code = nearest_even_index(np.where(np.isnan(a), 0.0, np.minimum(a, E4M3_MAX)), grid)
     code = np.where(a >= E4M3_MAX, grid.size - 1, code)  # beyond 448 (inf too): 448
-    code = code | (np.signbit(x).astype(np.int64) << 7)
-    return np.where(np.isnan(x), 0x7F, code).astype(np.uint8)
+    code = code | (np.signbit(array).astype(np.int64) << 7)
+    return np.where(np.isnan(array), 0x7F, code).astype(np.uint8)
 
 
 def e4m3_value(codes: object) -> FloatArray:
@@ -87,7 +90,7 @@ def round_to_e4m3(x: object) -> FloatArray:
     float32).
     """
     array = check.float_array(x, "x")
-    return e4m3_value(_e4m3_codes(array)).astype(array.dtype)
+    return e4m3_value(e4m3_codes(array)).astype(array.dtype)
 
 
 @dataclass(frozen=True)
@@ -174,5 +177,5 @@ def quantize_absmax(w: object, format: str = "int8", per: str = "tensor") -> Qua
     if format == "int8":
         codes: NDArray[Any] = np.clip(np.rint(scaled), -INT8_MAX, INT8_MAX).astype(np.int8)
     else:
-        codes = _e4m3_codes(scaled)
+        codes = e4m3_codes(scaled)
     return Quantized(format, codes, scale)

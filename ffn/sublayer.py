@@ -24,8 +24,8 @@ class Sublayer(Layer):
     ``"pre"`` (GPT-2; LLaMA with RMSNorm): ``x + FFN(LN(x))``; ``"post"`` (the original
     Transformer): ``LN(x + FFN(x))``. Dropout (training only) zeroes FFN outputs with
     probability ``dropout`` and scales the rest by ``1 / (1 - dropout)``. Its passes run the
-    block's and the norm's (``backward`` runs their forwards again on its own pass's input, so
-    calling them directly in between changes nothing).
+    block's and the norm's (the forward keeps their saved passes for its backward, so calling
+    them directly in between changes nothing).
 
     Args:
         block: a ``FeedForward`` or ``GatedFeedForward``.
@@ -71,8 +71,8 @@ class Sublayer(Layer):
     @property
     def dropout_mask(self) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
         """Which FFN outputs the last forward kept, or None (evaluation mode, or no dropout)."""
-        saved = self._saved_tensors  # (x,), or (x, keep) from a pass with dropout
-        return saved[1] != 0 if len(saved) == 2 else None
+        keep = self._saved_tensors[0] if self._saved_tensors else None  # (N, d_model) or None
+        return None if keep is None else keep != 0
 
     @forward_pass
     @quiet
@@ -81,15 +81,19 @@ class Sublayer(Layer):
         training = check.boolean(training, "training")
         x = self._flatten(x)  # (N, d_model)
         keep = self._dropout_keep(x.shape) if training else None  # (N, d_model) or None
-        y = self._run(x, keep)  # (N, d_model)
-        self._save_for_backward(x, *(() if keep is None else (keep,)))
-        return self._unflatten(y)  # (..., d_model)
-
-    def _run(self, x: FloatArray, keep: FloatArray | None) -> FloatArray:
-        """The sublayer on rows ``x`` ``(N, d_model)``, by the block's and the norm's forwards."""
+        y: FloatArray
         if self.placement == "pre":
-            return x + self._drop(self.block(self.norm(x)), keep)
-        return self.norm(x + self._drop(self.block(x), keep))
+            x_norm = self.norm(x)  # (N, d_model)
+            norm_pass = self.norm.saved_pass()
+            y = x + self._drop(self.block(x_norm), keep)  # (N, d_model)
+            block_pass = self.block.saved_pass()
+        else:
+            z = x + self._drop(self.block(x), keep)  # (N, d_model)
+            block_pass = self.block.saved_pass()
+            y = self.norm(z)
+            norm_pass = self.norm.saved_pass()
+        self._save_for_backward(keep, block_pass, norm_pass)  # the parts' own passes
+        return self._unflatten(y)  # (..., d_model)
 
     def _dropout_keep(self, shape: tuple[int, ...]) -> FloatArray | None:
         """The kept entries as 1 / (1 - p), the dropped ones as 0; None without dropout."""
@@ -107,16 +111,15 @@ class Sublayer(Layer):
     def backward(self, dy: object) -> FloatArray:
         """Gradients of the last forward: sets the block's and norm's ``grads``, returns dL/dx."""
         dy = self._flatten_grad(dy)  # (N, d_model)
-        x, *dropout = self._saved_tensors  # (N, d_model), and keep from a pass with dropout
-        keep = dropout[0] if dropout else None
-        # The block's and the norm's backward follow their own last forward, which a direct
-        # call may have changed since ours: run them again on this pass's input.
-        self._run(x, keep)
+        # keep: None without dropout; the block's and the norm's passes of this forward, which
+        # a direct call since has not changed
+        keep, block_pass, norm_pass = self._saved_tensors
         if self.placement == "pre":  # the residual passes dy on unchanged
-            dx = dy + self.norm.backward(self.block.backward(self._drop(dy, keep)))
+            dh = self.block.backward_of(block_pass, self._drop(dy, keep))  # (N, d_model)
+            dx = dy + self.norm.backward_of(norm_pass, dh)
         else:
-            dz = self.norm.backward(dy)
-            dx = dz + self.block.backward(self._drop(dz, keep))
+            dz = self.norm.backward_of(norm_pass, dy)  # (N, d_model)
+            dx = dz + self.block.backward_of(block_pass, self._drop(dz, keep))
         return self._unflatten(dx)  # (..., d_model)
 
     def __repr__(self) -> str:

@@ -24,13 +24,12 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from ffn_docs.containers import flatten_containers
+
 WORDS_PER_MINUTE = 200  # an unhurried reading speed for technical prose
 SECONDS_PER_CODE_LINE = 3  # a glance at each line of code or printed output
 LONG = 40  # a sentence of more words than this is long
 
-# A Material box or tab header: `!!! kind "Title"`, `??? kind`, `???+ kind`, `=== "Tab"`.
-_CONTAINER = re.compile(r"^(?P<indent> *)(?P<mark>!!!|\?\?\?\+?|===)(?: |$)")
-_FENCE = re.compile(r"^ *(`{3,}|~{3,})")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _INLINE_MATH = re.compile(r"\\\((.+?)\\\)|(?<![\\$])\$(?!\s)([^$\n]+?)\$", re.S)
@@ -63,41 +62,6 @@ class Prose:
     def long_share(self) -> float:
         """The share of sentences longer than `LONG` words."""
         return sum(w > LONG for w in self.words) / len(self.words) if self.words else 0.0
-
-
-def _containers(text: str, keep_collapsed: bool) -> str:
-    """Flatten boxes and tabs to their bodies; drop collapsed boxes unless `keep_collapsed`."""
-    lines = text.split("\n")
-    out: list[str] = []
-    fence = ""
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        f = _FENCE.match(line)
-        if fence:
-            if re.fullmatch(rf" *{re.escape(fence[0])}{{{len(fence)},}} *", line):
-                fence = ""
-            out.append(line)
-            i += 1
-            continue
-        if f:
-            fence = f.group(1)
-        m = _CONTAINER.match(line)
-        if not m:
-            out.append(line)
-            i += 1
-            continue
-        n = len(m["indent"])
-        body: list[str] = []
-        i += 1
-        while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" " * (n + 4))):
-            body.append(lines[i][:n] + lines[i][n + 4:] if lines[i].strip() else "")
-            i += 1
-        if m["mark"] != "???" or keep_collapsed:
-            out.append("")
-            out.extend(_containers("\n".join(body), keep_collapsed).split("\n"))
-            out.append("")
-    return "\n".join(out)
 
 
 def _inline_text(source: str) -> str:
@@ -152,8 +116,8 @@ def _blocks(markdown: str) -> tuple[list[str], int]:
 def read(markdown: str) -> Prose:
     """Measure a page's Markdown source."""
     markdown = _FRONT_MATTER.sub("", markdown.replace("\r\n", "\n"))
-    running, _ = _blocks(_containers(markdown, keep_collapsed=False))
-    everything, code_lines = _blocks(_containers(markdown, keep_collapsed=True))
+    running, _ = _blocks(flatten_containers(markdown, collapsed=False))
+    everything, code_lines = _blocks(flatten_containers(markdown))
     sentences = tuple(s for p in running for s in _split(p))
     all_words = sum(len(_WORD.findall(p)) for p in everything)
     seconds = all_words / WORDS_PER_MINUTE * 60 + code_lines * SECONDS_PER_CODE_LINE

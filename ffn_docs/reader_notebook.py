@@ -1,7 +1,7 @@
 """A chapter as a Jupyter notebook a reader can run: its prose as Markdown cells, its blocks
 as code cells in page order, each with the output the page shows under it.
 
-The page is read as the doc-tests read it (harness/page.py): the same blocks, options and
+The page is read as the doc-tests read it (markdown_page.py): the same blocks, options and
 output fences. One kernel runs the cells top to bottom, so a `continuation` block continues
 the names of the blocks above it, as the harness runs it. A `torch` block (a PyTorch tab)
 becomes an optional cell: it says it needs PyTorch and, without it, prints that it was
@@ -25,7 +25,8 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat import v4 as nbf
 
-from harness import page as pages
+from ffn_docs import markdown_page as pages
+from ffn_docs.containers import flatten_containers
 
 
 def how_to_run(wheel_url: str, notebook: str, extras: tuple[str, ...] = ()) -> str:
@@ -126,8 +127,8 @@ def _prose(text: str, change: Callable[[str], str]) -> str:
 
 def flatten(lines: list[str]) -> list[str]:
     """The page's lines with admonition and tab headers as bold titles and their bodies
-    unindented (harness/page.py's flattening), line for line."""
-    flat = pages.flatten_containers("\n".join(lines)).split("\n")
+    unindented (containers.py's flattening), line for line."""
+    flat = flatten_containers("\n".join(lines)).split("\n")
     for n, line in enumerate(lines):
         m = _HEADER.match(line)
         if m and not flat[n].strip():  # flatten_containers blanked it: it was a header

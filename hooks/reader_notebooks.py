@@ -32,8 +32,8 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+from ffn_docs import markdown_page as pages
 from ffn_docs import reader_notebook, wheel
-from harness import page as pages
 
 WHEEL_MARK = "<!-- ffn-wheel -->"
 PIP_MARK = "<!-- ffn-pip -->"

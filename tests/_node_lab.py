@@ -55,7 +55,8 @@ for await (const line of lines) {
   try {
     const decoded = decode(args);
     const result = fn === "__names__" ? Object.keys(lab)
-      : fn === "sizeModel" || fn === "sizerNumbers"  // on checked dimensions, as the sizer
+      : ["sizeModel", "sizerNumbers", "breakdown", "breakdownNumbers"].includes(fn)
+      // on checked dimensions, as the sizer
       ? lab[fn](lab.modelDims(decoded[0]), decoded[1])
       : lab[fn](...decoded);
     reply = {result: encode(result)};

@@ -296,14 +296,14 @@ def layer_classes(cls: type = ffn._layer.Layer) -> list[type]:
 
 
 def test_every_layer_marks_its_passes() -> None:
-    # The thread guard is written at each method (see ffn/_layer.py): a forward, backward or
-    # forward_trace left without it would let a second thread in. This reads the marks; the
-    # test above tries the behaviour on the layers it builds.
-    classes = layer_classes()
+    # The thread guard is written at each method (see ffn/_layer.py): a forward, backward,
+    # forward_trace or backward_of (Layer's own) left without it would let a second thread
+    # in. This reads the marks; the test above tries the behaviour on the layers it builds.
+    classes = [ffn._layer.Layer, *layer_classes()]
     assert {"FeedForward", "MixtureOfExperts", "GroupedExperts", "ClampedSwiGLU"} <= {
         c.__name__ for c in classes}
     wrong = [f"{c.__module__}.{c.__name__}.{name}: @{want}" for c in classes
              for name, want in (("forward", "forward_pass"), ("backward", "one_thread"),
-                                ("forward_trace", "one_thread"))
+                                ("forward_trace", "one_thread"), ("backward_of", "one_thread"))
              if name in vars(c) and getattr(vars(c)[name], "guard", None) != want]
     assert not wrong, f"mark each as shown: {wrong}"

@@ -7,7 +7,7 @@ sitting under a python block.
 
 A changed digit in an output or in prose cannot change what the page's code does, so the code
 need not run again for the changed copies (it takes up to a minute and a half on one page): the
-copies are checked with the harness's own checks (`_check_output`, `_check_ties`) against what
+copies are checked with the harness's own checks (`check_output`, `check_ties`) against what
 each block of the page printed and each tie gave, from the harness's `page_outputs` fixture
 (this session's run of the page when it ran in this process first, as the root conftest.py
 arranges; else a run of the page's blocks by the fixture).
@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 
 import ffn  # noqa: F401  (imported once here: pytester's in-process runs would re-import scipy's C code)
-from harness import optional
-from harness import page as pages
-from harness import plugin as harness
+from ffn_docs import markdown_page as pages
+from harness import optional, outputs, ties
+from harness.running import Outputs
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCKS = {p: len(pages.load(p).blocks) for p in sorted(DOCS.rglob("*.md"))}  # parsed once
@@ -94,29 +94,29 @@ def _checking_other_rounds(check: Any, first: Path, others: list[pages.Page]) ->
     """`check` (a harness check of one block), which for a block of the page at ``first``
     also checks the same block of each page in ``others`` with the same printed output or tie
     values, and returns every problem found."""
-    def checked(state: Any, page: pages.Page, block: pages.Block, produced: Any) -> list[str]:
-        problems: list[str] = check(state, page, block, produced)
+    def checked(page: pages.Page, block: pages.Block, produced: Any,
+                edits: Any = None) -> list[str]:
+        problems: list[str] = check(page, block, produced, edits)
         if page.path.resolve() == first.resolve():
             i = page.blocks.index(block)
             for other in others:
                 assert other.blocks[i].start == block.start, "rounds differ in their code"
-                problems += check(state, other, other.blocks[i], produced)
+                problems += check(other, other.blocks[i], produced, edits)
         return problems
     return checked
 
 
-def _report_from_record(record: harness.Outputs, copies: list[Path]) -> str:
+def _report_from_record(record: Outputs, copies: list[Path]) -> str:
     """The harness's complaints about the changed copies, from what the page's blocks print
     and give (``record``, by block start line)."""
-    state = harness.State(update=False)
     problems: list[str] = []
     for copy in copies:
         changed = pages.load(copy)
         for block in changed.blocks:
             if block.start in record:
                 printed, values = record[block.start]
-                problems += harness._check_output(state, changed, block, printed)
-                problems += harness._check_ties(state, changed, block, values)
+                problems += outputs.check_output(changed, block, printed)
+                problems += ties.check_ties(changed, block, values)
     return "\n".join(problems)
 
 
@@ -125,9 +125,9 @@ def _report_from_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
     """The harness's report on round 0's copy, run in a pytester session; right after each
     block, the same checks compare the other rounds' copies with what it printed and gave."""
     others = [pages.load(copy) for copy in copies[1:]]
-    for name in ("_check_output", "_check_ties"):
-        monkeypatch.setattr(harness, name,
-                            _checking_other_rounds(getattr(harness, name), copies[0], others))
+    for module, name in ((outputs, "check_output"), (ties, "check_ties")):
+        monkeypatch.setattr(module, name,
+                            _checking_other_rounds(getattr(module, name), copies[0], others))
     result = pytester.runpytest(*ARGS, str(copies[0]))  # only round 0's copy is collected
     return result.stdout.str()
 
@@ -139,7 +139,7 @@ CASES = [(p, "recorded") for p in PAGES] + [(FEWEST_BLOCKS, "run")]
 @pytest.mark.parametrize(("path", "how"), CASES, ids=[f"{p.name}-{how}" for p, how in CASES])
 def test_changing_any_digit_fails_at_its_line(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-    page_outputs: Callable[[Path], harness.Outputs], path: Path, how: str
+    page_outputs: Callable[[Path], Outputs], path: Path, how: str
 ) -> None:
     page = pages.load(path)
     copies, changed = [], {}

@@ -1,10 +1,11 @@
 """ffn.GroupedExperts against MixtureOfExperts' loop, bit for bit, and against finite differences.
 
-Why bit for bit: expert i runs on the same rows in the same (row) order in both, so each
-block sees the same matrix and gives the same bits; the weighted outputs are the same
-products; and ``np.add.at`` adds the sorted pairs in order, which for each row is the order
-of ascending experts, the order in which the loop's ``y[rows] += ...`` adds them. The same
-holds for the backward's sums into ``dx``. ``test_slot_order_is_not_bit_exact_but_bounded``
+Why bit for bit: the two differ only in how each expert's rows are found (a mask each, or one
+stable sort of the pairs by expert); expert i then runs on the same rows in the same (row)
+order in both, so each block sees the same matrix and gives the same bits, and the weighted
+outputs are added expert by expert, in ascending order, in both. The same holds for the
+backward's sums into ``dx``. What can fail here is the sort's segments (a wrong or unstable
+sort gives other rows or another row order). ``test_slot_order_is_not_bit_exact_but_bounded``
 shows that the order is what makes the bits agree.
 """
 
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 import ffn
-from ffn.grouped import GroupedExperts, sort_by_expert
+from ffn.moe_presets import GroupedExperts
+from ffn.routing import sort_by_expert
 from tests.test_errors import BAD_X, BAD_X_IDS, raises
 from tests.test_feedforward import numerical_grad
 from tests.test_moe import choice_margins
@@ -253,8 +255,8 @@ def test_backward_matches_finite_differences(case: str) -> None:
 
     x, r = rng.normal(size=(3, d_model)), rng.normal(size=(3, d_model))
     grouped = build()
-    assert choice_margins(grouped.moe, x) > 1e-4  # no choice flips under a step of 1e-6
-    assert len(np.unique(grouped.moe.route(x)[1])) < n_experts  # an idle expert among them
+    assert choice_margins(grouped, x) > 1e-4  # no choice flips under a step of 1e-6
+    assert len(np.unique(grouped.route(x)[1])) < n_experts  # an idle expert among them
     grouped(x)
     dx = grouped.backward(r)
     assert {k for k, g in grouped.grads.items() if g is not None} == set(arrays)
@@ -298,7 +300,8 @@ def test_errors() -> None:
     grouped(np.ones((2, 4)))
     with raises(RuntimeError, "dy has shape (3, 4) but the last forward output has shape (2, 4)"):
         grouped.backward(np.ones((3, 4)))
-    assert repr(grouped) == f"GroupedExperts({moe!r})"
+    assert repr(grouped) == repr(moe).replace("MixtureOfExperts(", "GroupedExperts(").replace(
+        ", dtype", ", grouped=True, dtype")
 
 
 @pytest.mark.parametrize(("x", "exception", "message"), BAD_X, ids=BAD_X_IDS)

@@ -46,6 +46,7 @@ def test_attributes(weights: tuple[np.ndarray, np.ndarray]) -> None:
     W, b = weights
     lin = ffn.Linear(W, b)
     assert (lin.in_features, lin.out_features) == (4, 3)
+    assert (lin.d_in, lin.d_out) == (4, 3)  # every layer's widths, by the same names
     assert lin.W is not W and lin.b is not b  # read-only copies: nobody can change them
     assert not lin.W.flags.writeable and not lin.b.flags.writeable
     np.testing.assert_array_equal(lin.W, W)

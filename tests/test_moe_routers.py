@@ -22,7 +22,7 @@ from tests.test_errors import BAD_X, BAD_X_IDS, raises
 from tests.test_feedforward import numerical_grad
 
 D_MODEL, D_FF, N_EXPERTS = 5, 4, 4
-Build = Callable[[dict[str, np.ndarray]], ffn.MixtureOfExperts | ffn.GatedSharedMoE]
+Build = Callable[[dict[str, np.ndarray]], ffn.MixtureOfExperts]
 
 
 def gated_arrays(rng: np.random.Generator, prefix: str, d_ff: int,
@@ -80,7 +80,7 @@ def qwen2_arrays(seed: int) -> dict[str, np.ndarray]:
     w = {"router": rng.normal(size=(D_MODEL, N_EXPERTS))}
     for i in range(N_EXPERTS):
         w.update(gated_arrays(rng, f"experts.{i}.", D_FF))
-    w.update(gated_arrays(rng, "shared_expert.", D_FF + 3))
+    w.update(gated_arrays(rng, "shared_experts.0.", D_FF + 3))
     w["shared_gate"] = rng.normal(size=(D_MODEL, 1))
     return w
 
@@ -89,7 +89,7 @@ def qwen2(top_k: int, normalize: bool) -> Build:
     return lambda w: ffn.GatedSharedMoE(
         ffn.MixtureOfExperts(w["router"], [block(w, f"experts.{i}.") for i in range(N_EXPERTS)],
                              top_k, normalize),
-        block(w, "shared_expert."), w["shared_gate"])
+        block(w, "shared_experts.0."), w["shared_gate"])
 
 
 def logits_of(layer: object, w: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -114,7 +114,7 @@ def test_backward_matches_finite_differences(case: str) -> None:
     rng = np.random.default_rng(20)
     x, r = rng.normal(size=(7, D_MODEL)), rng.normal(size=(7, D_MODEL))
     layer = build(w)
-    top_k = (layer.moe if isinstance(layer, ffn.GatedSharedMoE) else layer).top_k
+    top_k = layer.top_k
     z = np.sort(logits_of(layer, w, x), axis=-1)[:, ::-1]
     assert np.min(z[:, top_k - 1] - z[:, top_k]) > 1e-4  # no choice flips under a step of 1e-6
     layer(x)
@@ -191,7 +191,7 @@ def test_qwen2_forward_matches_a_row_by_row_loop() -> None:
         for e in np.argsort(-p)[:3]:  # not renormalised: the softmax over all experts
             expected[n] += p[e] * swiglu_rows(w, f"experts.{e}.", row[None])[0]
         gate = sigmoid((row @ w["shared_gate"])[0])
-        expected[n] += gate * swiglu_rows(w, "shared_expert.", row[None])[0]
+        expected[n] += gate * swiglu_rows(w, "shared_experts.0.", row[None])[0]
     np.testing.assert_allclose(layer(x), expected, rtol=1e-12, atol=1e-12)
 
 
@@ -366,11 +366,22 @@ def test_gated_shared_errors(args: tuple[object, ...], exception: type[Exception
         ffn.GatedSharedMoE(*args)  # type: ignore[arg-type]
 
 
-def test_grouped_experts_refuse_input_scaling() -> None:
-    llama = ffn.InputScaledMoE(MOE.router, list(MOE.experts))
-    with raises(TypeError, "GroupedExperts runs MixtureOfExperts' own sum of weighted expert "
-                           "outputs; InputScaledMoE computes another"):
-        ffn.GroupedExperts(llama)
+@pytest.mark.parametrize("case", ["llama4-top2-two-shared", "qwen2-top3-raw"])
+def test_grouped_experts_run_input_scaling_and_the_shared_gate_bit_for_bit(case: str) -> None:
+    # the grouped form is an option of the one layer: every combine rule and gate has it
+    w, build = CASES[case]
+    layer = build(w)
+    grouped = ffn.GroupedExperts(layer)
+    assert grouped.combine == layer.combine and grouped.grouped and not layer.grouped
+    rng = np.random.default_rng(30)
+    x, dy = rng.normal(size=(9, D_MODEL)), rng.normal(size=(9, D_MODEL))
+    y, dx = layer(x), layer.backward(dy)
+    grads = dict(layer.grads)
+    np.testing.assert_array_equal(grouped(x), y)
+    np.testing.assert_array_equal(grouped.backward(dy), dx)
+    assert grouped.grads.keys() == grads.keys()
+    for name, g in grads.items():
+        np.testing.assert_array_equal(grouped.grads[name], g, err_msg=name)
 
 
 LAYERS = {"input_scaled": ffn.InputScaledMoE(MOE.router, list(MOE.experts)),
@@ -416,15 +427,15 @@ def test_copies_pickles_and_read_only_parameters(name: str) -> None:
 
 
 def test_gated_shared_gradients_belong_to_its_own_forward() -> None:
-    # the wrapped moe and shared expert are layers a caller may run in between
+    # the experts and the shared expert are layers a caller may run in between
     w, build = CASES["qwen2-top2-normalized"]
     layer, alone = build(w), build(w)
     assert isinstance(layer, ffn.GatedSharedMoE)
     rng = np.random.default_rng(26)
     x, other, dy = (rng.normal(size=(4, D_MODEL)) for _ in range(3))
     layer(x)
-    layer.moe(other)
-    layer.shared_expert(other)
+    for expert in (*layer.experts, *layer.shared_experts):
+        expert(other)
     alone(x)
     np.testing.assert_array_equal(layer.backward(dy), alone.backward(dy))
     for key, g in alone.grads.items():

@@ -207,7 +207,7 @@ def test_gated_shared_moe_matches_qwen2_moe_sparse_block(normalize: bool) -> Non
     ours = ffn.GatedSharedMoE(moe, swiglu(42, SHARED_D_FF), gate)
     block = qwen_block(moe, "qwen2_moe")
     with torch.no_grad():
-        copy_mlp(block.shared_expert, ours.shared_expert)  # type: ignore[attr-defined,arg-type]
+        copy_mlp(block.shared_expert, ours.shared_experts[0])  # type: ignore[attr-defined,arg-type]
         block.shared_expert_gate.weight.copy_(t64(gate.T))  # type: ignore[attr-defined]
     x, dy = rows(43), rows(44)
     y, dx = ours(x.reshape(2, 5, D_MODEL)).reshape(-1, D_MODEL), ours.backward(
@@ -218,7 +218,7 @@ def test_gated_shared_moe_matches_qwen2_moe_sparse_block(normalize: bool) -> Non
         shared = numpy(g_t * block.shared_expert(t64(x)))  # type: ignore[attr-defined]
     assert_close(y, routed + shared, what="ffn against transformers' float64 parts")
     ungated = ffn.MixtureOfExperts(moe.router, list(moe.experts), 3, normalize,
-                                   shared_experts=[ours.shared_expert])
+                                   shared_experts=list(ours.shared_experts))
     assert not np.allclose(ungated(x), routed + shared, rtol=1e-3)  # the gate matters
     whole, dx_t, g = autograd(block, x.reshape(2, 5, D_MODEL), dy)
     assert_close(y, whole, F32_RTOL, F32_ATOL, "output")  # the float32 softmax
@@ -227,7 +227,7 @@ def test_gated_shared_moe_matches_qwen2_moe_sparse_block(normalize: bool) -> Non
     # the shared expert and its gate never see the router: float64 alone
     assert_close(ours.grads["shared_gate"], g["shared_expert_gate.weight"].T, what="gate")
     for name, key in (("W", "gate_proj"), ("V", "up_proj"), ("W2", "down_proj")):
-        assert_close(ours.grads[f"shared_expert.{name}"], g[f"shared_expert.{key}.weight"].T,
+        assert_close(ours.grads[f"shared_experts.0.{name}"], g[f"shared_expert.{key}.weight"].T,
                      what=name)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import ffn
-from ffn.quantize import E4M3_MAGNITUDES, e4m3_value
+from ffn.quantize import E4M3_MAGNITUDES, e4m3_codes, e4m3_value
 
 F8 = ml_dtypes.float8_e4m3fn
 
@@ -176,6 +176,18 @@ def test_scale_free_and_zero_columns() -> None:
 def test_bad_input_is_named(args: tuple[object, ...], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         ffn.quantize_absmax(*args)
+
+
+def test_e4m3_codes_are_ml_dtypes_bits_and_read_back() -> None:
+    x = np.array([0.0, -0.0, 0.3, -1.7, 240.0, 463.9, -np.inf, 1e-9], np.float32)
+    codes = e4m3_codes(x)
+    assert codes.dtype == np.uint8 and codes.shape == x.shape
+    oracle = x[:6].astype(F8).view(np.uint8)  # ml_dtypes has no -inf to saturate: by hand
+    np.testing.assert_array_equal(codes, [*oracle, 0xFE, 0x00])  # -448; 1e-9 rounds to +0
+    np.testing.assert_array_equal(e4m3_value(codes), ffn.round_to_e4m3(x))
+    assert e4m3_codes(np.array([np.nan]))[0] == 0x7F
+    with pytest.raises(TypeError, match="x must be a real numeric array, got None"):
+        e4m3_codes(None)
 
 
 def test_e4m3_value_wants_bit_patterns() -> None:

@@ -31,10 +31,11 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from ffn_docs import markdown_page as pages
 from ffn_docs import reader_notebook
 from ffn_docs.wheel import version as wheel_version
-from harness import optional, plugin
-from harness import page as pages
+from harness import optional
+from harness.outputs import check_output
 from tests import _reader_env
 from tooling import site as sitetools
 
@@ -140,9 +141,8 @@ def test_each_notebook_runs_to_the_pages_outputs(
     assert path.is_file(), f"{src} runs code but has no notebook at {path}"
     python, away = reader
     notebook = nbformat.read(path, as_version=4)
-    state = plugin.State(update=False)
     stored = [problem for cell in notebook.cells if "ffn" in cell.metadata
-              for problem in plugin._check_output(state, page, page.block_at(
+              for problem in check_output(page, page.block_at(
                   cell.metadata["ffn"]["line"]), _stdout(cell))]
     assert not stored, "the notebook as downloaded:\n" + "\n\n".join(stored)
     pasted = [c.source.splitlines()[0] for c in notebook.cells
@@ -181,7 +181,7 @@ def test_each_notebook_runs_to_the_pages_outputs(
         if extras := _extras(cell):
             problems.append(f"{page.name}:{block.start}: the notebook's cell shows {extras}, "
                             "which the page does not")
-        problems += plugin._check_output(state, page, block, printed)
+        problems += check_output(page, block, printed)
         checked += 1
     assert checked == len([b for b in page.blocks if not b.torch or optional.torch_missing()
                            is None])

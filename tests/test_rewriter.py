@@ -27,7 +27,7 @@ def update(pytester: pytest.Pytester, page: str | bytes, name: str = "page.md") 
 
 
 def blocks(path: Path) -> list[int]:
-    from harness import page as pages
+    from ffn_docs import markdown_page as pages
 
     return [b.start for b in pages.load(path).blocks]
 
@@ -221,12 +221,12 @@ def test_page_with_bare_cr_line_endings_keeps_them_and_its_line_numbers(
 def test_harness_error_is_not_blamed_on_the_page(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness import plugin
+    from harness import outputs
 
     def broken(*_: object) -> list[str]:
         raise IndexError("list index out of range")
 
-    monkeypatch.setattr(plugin, "_check_output", broken)
+    monkeypatch.setattr(outputs, "check_output", broken)
     (pytester.path / "page.md").write_text("```python\nx = 1\n```\n")
     result = pytester.runpytest(*ARGS)
     result.assert_outcomes(failed=1)

@@ -130,7 +130,7 @@ def prose(data: bytes, where: Path, code: bool = False) -> list[str] | None:
 
     None when the harness refuses the page.
     """
-    from harness import page as pages
+    from ffn_docs import markdown_page as pages
 
     where.write_bytes(data)
     try:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from harness.plugin import _fence_for
+from harness.outputs import fence_for
 from tests.test_harness import ARGS
 
 # Values tied in prose. 68 inside 768 once made the rewriter fix the wrong place.
@@ -89,7 +89,7 @@ def render(n: int, spec: Spec, stale: bool) -> list[str]:
         if shown == "stale":  # an output under a block that prints nothing
             lines += ["", f"{spec.fence}text", "stale", spec.fence]
     elif shown == "added":  # as --update-docs adds it
-        fence = _fence_for(spec.printed)
+        fence = fence_for(spec.printed)
         lines += ["", f'{fence}text title="Output"', *spec.printed, fence]
         if spec.ties and spec.adjacent:
             lines.append("")
@@ -99,7 +99,7 @@ def render(n: int, spec: Spec, stale: bool) -> list[str]:
         body = spec.printed if shown == "right" else ["stale"]
         lines += ["", "<!-- output: markdown -->", "", *body, "", "<!-- /output -->"]
     else:
-        fence = _fence_for(spec.printed, spec.fence) if shown == "right" else spec.fence
+        fence = fence_for(spec.printed, spec.fence) if shown == "right" else spec.fence
         body = spec.printed if shown == "right" else ["stale"]
         lines += ["", f"{fence}text", *body, fence]
     if spec.ties and not spec.adjacent:

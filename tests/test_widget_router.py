@@ -1,11 +1,11 @@
 """The router explorer's arithmetic (widgets/router/lab.js) against ffn, in Node.
 
 `route` is run on 1,000 hypothesis-generated inputs for each score function
-(`max_examples=1000`, derandomized) and compared with ffn's own `MixtureOfExperts.route` for
-a layer whose router gives those logits: the identity router (`d_model = n_experts`) and
-`x` = the logits, so that `x @ router` is the logits exactly (widgets/router/data.py's ffn_route,
-checked here too). Each input also draws 1 to 16 experts, top-k, `normalize` and `scale`,
-as MixtureOfExperts takes them (the widget itself renormalises and leaves the scale at 1).
+(`max_examples=1000`, derandomized) and compared with ffn's own `ffn.routing.route` of those
+logits (widgets/router/data.py's ffn_route), the function `MixtureOfExperts.route` calls
+(checked here too, through the identity router). Each input also draws 1 to 16 experts,
+top-k, `normalize` and `scale`, as MixtureOfExperts takes them (the widget itself
+renormalises and leaves the scale at 1).
 What is compared:
 
 - the chosen experts and their order: equal, always. The inputs make that a fair demand. The
@@ -159,14 +159,23 @@ def test_without_a_bias_the_logits_choose(lab: NodeLab, score: str, logits: list
     assert close(got["weights"], weights) and close(got["scores"], p), got
 
 
-def test_identity_router_gives_the_logits() -> None:
-    # ffn_route's premise: x @ eye(n) is x, bit for bit, so ffn routes exactly these logits.
+def test_the_routing_function_is_the_layers_route() -> None:
+    # ffn_route calls ffn.routing.route on the logits; a layer routes x @ router with it. With
+    # the identity router x @ eye(n) is x, bit for bit, so the two must agree bit for bit.
     rng = np.random.default_rng(0)
     for n in (1, 2, 8, 16):
         x = rng.normal(size=n) * 10.0 ** rng.integers(-3, 3, size=n)
         assert np.array_equal(x @ np.eye(n), x)
         p = ffn_route(list(x), 1, "sigmoid")[0]
         assert np.array_equal(p, 1.0 / (1.0 + np.exp(-x)))
+        bias = rng.normal(size=n)
+        for score, k in (("softmax", 1), ("sigmoid", n)):
+            experts = [ffn.FeedForward.random(n, 1, seed=i) for i in range(n)]
+            layer = ffn.MixtureOfExperts(np.eye(n), experts, k, False, score=score, bias=bias,
+                                         scale=2.5)
+            for got, want in zip(ffn_route(list(x), k, score, list(bias), False, 2.5),
+                                 layer.route(x), strict=True):
+                assert np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("score", ["softmax", "sigmoid"])

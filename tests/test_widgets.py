@@ -24,21 +24,32 @@ and compared with ffn's value for the same input, through one Node process for t
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import random
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
+import matplotlib.colors
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ffn
-from ffn.activations import FUNCTIONS
+from ffn.activations import FUNCTIONS, gate
 from ffn.inference import BYTES_PER_VALUE, Size
 from ffn.models import ModelDims
 from tests._node_lab import NodeError, NodeLab
-from widgets.sizer.data import FORMATS, PRESETS, camel, sizer_numbers
+from widgets.sizer.data import (
+    FORMATS,
+    PRESETS,
+    breakdown,
+    breakdown_numbers,
+    camel,
+    sizer_numbers,
+)
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -71,6 +82,9 @@ def expected_size(model: ModelDims, bytes_per_value: Size) -> dict[str, object]:
         "flopsTraining": model.ffn_flops_per_token(backward=True),
         "bytes": ffn.decode_bytes(model, 1, bytes_per_value),
         "gigabytes": ffn.decode_bytes(model, 1, bytes_per_value) / 1e9,
+        "ffnParts": [list(part) for part in model.ffn_parts().items()],
+        "parts": None if model.vocab_size is None else [
+            list(part) for part in model.parameter_parts().items()],
     }
 
 
@@ -93,6 +107,31 @@ def test_every_preset_prints_as_ffn(lab: NodeLab, model: ModelDims, fmt: str) ->
     # The strings the sizer shows, every one, for every preset in every format it offers:
     # ffn's numbers as widgets/sizer/data.py prints them.
     assert lab.call("sizerNumbers", camel(model), fmt) == sizer_numbers(model, fmt)
+
+
+@pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
+def test_every_preset_breaks_down_as_ffn(lab: NodeLab, model: ModelDims) -> None:
+    # "Where the parameters go": every part's count and share as data.py prints ffn's.
+    assert lab.call("breakdownNumbers", camel(model)) == breakdown_numbers(model)
+
+
+def test_breakdown_parts_are_ffns_whole() -> None:
+    # The parts add up to ffn's totals: the FFN's parts to ffn_parameters, all but the idle
+    # experts to what one token uses; each part counted here matrix by matrix.
+    for model in EVERY_MODEL:
+        parts = model.ffn_parts()
+        assert sum(parts.values()) == model.ffn_parameters()
+        assert sum(parts.values()) - parts["experts, idle"] == model.ffn_parameters(active=True)
+        if model.n_experts is None or model.top_k is None:
+            continue
+        d, f, n_in = model.d_model, model.resolved_d_ff, 2 if model.gated else 1
+        expert = (n_in + 1) * d * f + ((n_in * f + d) if model.bias else 0)  # W1 (V), W2, b
+        assert parts["experts, idle"] == (
+            model.moe_layers * (model.n_experts - model.top_k) * expert), model.name
+        assert parts["router"] == model.moe_layers * model.n_experts * (
+            model.d_model + (1 if model.router_bias else 0)), model.name
+        counts = breakdown(model)
+        assert counts is not None and sum(counts.values()) == model.total_parameters()
 
 
 def test_weight_formats_are_ffns() -> None:
@@ -142,12 +181,18 @@ def model_dims(draw: st.DrawFn) -> ModelDims:
     if draw(st.booleans()):  # linear-attention sublayers among them (Qwen3-Next)
         linear = {"n_linear_attention": draw(st.integers(1, n_attention or n_layers)),
                   "linear_attention_per_layer": draw(st.integers(1, 10**10))}
+    whole: dict[str, object] = {}
+    if draw(st.booleans()):  # the whole model's fields, which the breakdown counts
+        whole = {"vocab_size": draw(st.integers(1, 2**18)),
+                 "n_positions": draw(st.none() | st.integers(1, 2**14)),
+                 "tied_head": draw(st.booleans()), "norm": draw(st.sampled_from(["layer", "rms"])),
+                 "other": draw(st.integers(0, 10**9))}
     return ModelDims(
         "generated", d_model, n_layers=n_layers, gated=draw(st.booleans()),
         bias=draw(st.booleans()), source="hypothesis",
         n_attention=n_attention, kv_dim=draw(st.none() | st.integers(1, d_model)),
         attention_per_layer=draw(st.none() | st.integers(1, 10**10)),
-        **width, **moe, **linear)  # type: ignore[arg-type]
+        **width, **moe, **linear, **whole)  # type: ignore[arg-type]
 
 
 @SETTINGS
@@ -157,6 +202,12 @@ def test_size_model_equals_ffn(lab: NodeLab, model: ModelDims, bytes_per_value: 
     # countMoeFlops, ffnShare, decodeBytes: every one of them is on this path for every input.
     assert lab.call("dimsProblem", camel(model)) is None
     assert_same_size(lab, model, bytes_per_value)
+
+
+@SETTINGS
+@given(model=model_dims())
+def test_breakdown_equals_ffn(lab: NodeLab, model: ModelDims) -> None:
+    assert lab.call("breakdownNumbers", camel(model)) == breakdown_numbers(model)
 
 
 @SETTINGS
@@ -268,6 +319,70 @@ def test_activations_equal_ffn(lab: NodeLab, name: str) -> None:
             assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-300), x
 
     check()
+
+
+JS_GATES = {"relu": "step", "gelu": "Phi", "gelu_tanh": "geluTanhGate", "silu": "sigmoid",
+            "relu2": "relu"}  # each activation's gate g, f(x) = x g(x): ffn.activations.gate
+
+
+@pytest.mark.parametrize("name", list(JS_GATES))
+def test_gates_equal_ffn(lab: NodeLab, name: str) -> None:
+    # The explorer's gate panel: the same formulas as ffn's (erfc, sigmoid of the same
+    # argument), so the bound is the activations' one; the step and max(x, 0): bit for bit.
+    @SETTINGS
+    @given(x=X)
+    def check(x: float) -> None:
+        got, want = lab.call(JS_GATES[name], x), float(gate(x, name))
+        if name in EXACT:
+            assert got == want and math.copysign(1, got) == math.copysign(1, want), x
+        else:
+            assert abs(got - want) <= 8 * EPS * (abs(want) + abs(x) + 1), (name, x, got, want)
+
+    check()
+    for step in range(-400, 401):  # every slider position, as the page parses it
+        x = float(f"{step / 100:.2f}")
+        want = float(gate(x, name))
+        assert abs(lab.call(JS_GATES[name], x) - want) <= 8 * EPS * (abs(want) + abs(x) + 1)
+
+
+def test_gates_make_the_activations() -> None:
+    # f(x) = x g(x) in ffn: the gates are the activations' own factors, not look-alikes.
+    xs = np.linspace(-8.0, 8.0, 1601)  # (1601,)
+    for name, (f, _) in FUNCTIONS.items():
+        np.testing.assert_allclose(xs * gate(xs, name), f(xs), rtol=4 * EPS, atol=1e-300)
+
+
+def test_explorer_colours_are_the_figures() -> None:
+    # The explorer's colours (palette.ACTIVATION_COLORS, its data) are those of the curves in
+    # the figures above it: drawn here in both themes, each line's colour read by its label.
+    from scripts.figures import activations as figures
+    from scripts.figures._common import THEMES, rc
+    from scripts.figures.palette import ACTIVATION_COLORS
+
+    labels = {"ReLU": "relu", "GELU (exact)": "gelu", "SiLU": "silu",
+              f"ReLU{figures.PRIME}": "relu", f"GELU{figures.PRIME} (exact)": "gelu",
+              f"SiLU{figures.PRIME}": "silu"}
+    for theme in THEMES:
+        for draw in (figures.activation_curves, figures.activation_derivatives):
+            with matplotlib.rc_context(rc(theme)):
+                lines = draw().axes[0].get_lines()
+            seen = {labels[line.get_label()]: matplotlib.colors.to_hex(line.get_color())
+                    for line in lines}
+            assert seen == {name: theme.colors[ACTIVATION_COLORS[name]] for name in seen}
+            assert len(seen) == 3
+    colors = render_activations_data()["colors"]
+    assert colors == {scheme: {n: t.colors[i] for n, i in ACTIVATION_COLORS.items()}
+                      for scheme, t in zip(("light", "dark"), THEMES, strict=True)}
+    assert set(ACTIVATION_COLORS) == set(FUNCTIONS)
+
+
+def render_activations_data() -> dict[str, Any]:
+    """The activation explorer's data, as its page carries it."""
+    from widgets.activations.data import render
+
+    text = render().split('class="ffn-widget__data">', 1)[1].split("</script>", 1)[0]
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def test_activations_at_the_slider_steps(lab: NodeLab) -> None:

@@ -31,10 +31,10 @@ import numpy as np
 import pytest
 
 import ffn
-from ffn.activations import FUNCTIONS
+from ffn.activations import FUNCTIONS, gate
 from ffn.models import RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
-from tests.test_widgets import JS_NAMES, expected_size
+from tests.test_widgets import JS_GATES, JS_NAMES, expected_size
 from widgets.router import data as widget_router
 from widgets.sizer.data import camel
 
@@ -286,7 +286,8 @@ SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention"
          "attentionPerLayer": "attention_per_layer", "gated": "gated", "bias": "bias",
          "name": "name", "routerBias": "router_bias", "moeEvery": "moe_every",
          "nLinearAttention": "n_linear_attention",
-         "linearAttentionPerLayer": "linear_attention_per_layer"}
+         "linearAttentionPerLayer": "linear_attention_per_layer", "vocabSize": "vocab_size",
+         "nPositions": "n_positions", "tiedHead": "tied_head", "norm": "norm", "other": "other"}
 OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
 NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
 
@@ -299,7 +300,7 @@ def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
     kwargs = {SNAKE[k]: v for k, v in fields.items()}
 
     def build() -> ffn.ModelDims:
-        base = {f: getattr(model, f) for f in ("source", "vocab_size", "tied_head", "norm")}
+        base = {"source": model.source}
         return ffn.ModelDims(**{**base, **kwargs})
 
     if arg == "bytes_per_value":
@@ -378,6 +379,17 @@ def model_dims_cases() -> list[LabCase]:
                   "linear_attention_per_layer"),
         dims_case("linear_attention_per_layer str", NEXT, {"linearAttentionPerLayer": "9"},
                   "linear_attention_per_layer"),
+        # the whole model's fields, which the sizer's breakdown counts (parameter_parts)
+        dims_case("vocab_size 0", GPT2, {"vocabSize": 0}, "vocab_size"),
+        dims_case("vocab_size 50257.0", GPT2, {"vocabSize": 50257.0}, "vocab_size"),
+        dims_case("n_positions -1", GPT2, {"nPositions": -1}, "n_positions"),
+        dims_case("other -1", GPT2, {"other": -1}, "other"),
+        dims_case("other None", GPT2, {"other": None}, "other"),
+        dims_case("tied_head 0", GPT2, {"tiedHead": 0}, "tied_head"),
+        dims_case("norm 'batch'", GPT2, {"norm": "batch"}, "norm"),
+        dims_case("norm None", GPT2, {"norm": None}, "norm"),
+        dims_case("no vocab_size: no breakdown", GPT2, {"vocabSize": None}),
+        dims_case("vocab_size 10**30, untied", LLAMA3, {"vocabSize": 10**30}),
         dims_case("Maverick, MoE in every 3rd layer", MAVERICK, {"moeEvery": 3}),
         dims_case("Maverick, every layer dense", MAVERICK, {"denseLayers": 48}),
         dims_case("gpt-oss-120b, no router bias", OSS, {"routerBias": False}),
@@ -690,7 +702,34 @@ def activation_cases() -> list[LabCase]:
             # a list: ffn is elementwise and answers an array; these functions are scalar and
             # must refuse it (relu2([2]) was 4): no ffn verdict to share
             cases.append(LabCase(f"{js} list", js, ([2.0],), None, "x"))
+    for name, js in JS_GATES.items():  # the gates g, f(x) = x g(x): ffn.activations.gate
+        for label, x in [("3.0", 3.0), ("-0.5", -0.5), ("0.0", 0.0), ("nan", NAN),
+                         ("inf", INF), ("-inf", -INF), ("True", True), ("int 2**70", 2**70)]:
+            value = float(x)
+            cases.append(LabCase(f"{js} (gate of {name}) {label}", js, (x,),
+                                 lambda n=name, x=x: float(gate(x, n)),
+                                 oracle=lambda n=name, v=value: gate_exact(n, v),
+                                 same=act_close(value)))
+        for label, x in [("str", "3"), ("None", None), ("10**400", 10**400)]:
+            cases.append(LabCase(f"{js} (gate of {name}) {label}", js, (x,),
+                                 lambda n=name, x=x: gate(x, n), "x"))
+        cases.append(LabCase(f"{js} (gate of {name}) list", js, ([2.0],), None, "x"))
     return cases
+
+
+def gate_exact(name: str, x: float) -> float:
+    """The gate g(x), f(x) = x g(x), in mpmath; the limits at +-inf; NaN at NaN."""
+    if math.isnan(x):
+        return NAN
+    if math.isinf(x):
+        return 0.0 if x < 0 else (INF if name == "relu2" else 1.0)
+    v = mpmath.mpf(x)
+    z = mpmath.sqrt(2 / mpmath.pi) * (v + mpmath.mpf(0.044715) * v**3)
+    g: dict[str, Callable[[Any], Any]] = {
+        "relu": lambda v: 1 if v > 0 else 0, "relu2": lambda v: max(v, 0),
+        "gelu": mpmath.ncdf, "silu": lambda v: 1 / (1 + mpmath.exp(-v)),
+        "gelu_tanh": lambda v: (1 + mpmath.tanh(z)) / 2}
+    return float(g[name](v))
 
 
 # ---------------------------------------------------------------- reading the fields
@@ -784,8 +823,8 @@ AREAS = sorted({c.js for c in CASES})
 # Exports with no ffn function to share a verdict with, and where they are tested instead.
 NOT_HERE = {
     "ACTIVATIONS": "a table of the functions above", "MEMORY_ACTIVATIONS": "a table",
-    "ROUTER_SCORES": "ffn.moe.SCORES, a constant", "erfc": "scipy's, inside ffn's gelu",
-    "Phi": "inside ffn's gelu", "phi": "inside ffn's gelu_grad", "sigmoid": "inside silu",
+    "ROUTER_SCORES": "ffn.routing.SCORES, a constant", "erfc": "scipy's, inside ffn's gelu",
+    "phi": "inside ffn's gelu_grad",
     "listWords": "the widget's sentence (test_widget_router.py)",
     "biasSwap": "the widget's sentence (test_widget_router.py)",
     "firingSentence": "the widget's sentence (test_widget_memory.py)",
@@ -808,6 +847,9 @@ NOT_HERE = {
     "SMALLEST_SIZE": "a constant: weightBytes' bound, held to ffn's at both sides in "
                      "test_widgets.py",
     "sizerNumbers": "sizeModel's numbers printed: every preset and format (test_widgets.py)",
+    "ffnParts": "through sizeModel", "parameterParts": "through sizeModel",
+    "breakdown": "through breakdownNumbers, its strings against ffn's (test_widgets.py)",
+    "breakdownNumbers": "every preset and generated dimensions against ffn (test_widgets.py)",
 }
 
 

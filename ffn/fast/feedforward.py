@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ffn import feedforward as reference
-from ffn._layer import forward_pass, one_thread, quiet
+from ffn._layer import SavedPass, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
 from ffn.fast.kernels import BLOCK_ELEMENTS, for_each_block, get_activation, work_arrays
 
@@ -92,6 +92,11 @@ class FeedForward(reference.FeedForward):
         if b2 is not None:
             y += b2
         return xW1, h, y
+
+    def saved_pass(self) -> SavedPass:
+        """The last forward's record; its ``x @ W1`` and ``h`` are then never overwritten."""
+        self._spare = None  # whoever keeps the pass holds those two arrays
+        return super().saved_pass()
 
     @property
     def _block_rows(self) -> int:

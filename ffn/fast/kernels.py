@@ -75,7 +75,7 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-_THREADS = _cpu_count()
+THREADS = _cpu_count()
 """Threads for elementwise work (the calling thread included): the usable CPUs."""
 
 _pool: ThreadPoolExecutor | None = None
@@ -127,7 +127,7 @@ def for_each_block(
     """
     starts = range(0, n_items, block)
     n_blocks = len(starts)
-    n_threads = min(_THREADS, n_blocks) if parallel else 1
+    n_threads = min(THREADS, n_blocks) if parallel else 1
     if n_threads < 2 or n_blocks < min_parallel or getattr(_local, "in_pool", False):
         for start in starts:
             task(start, min(start + block, n_items))
@@ -138,7 +138,7 @@ def for_each_block(
             task(start, min(start + block, n_items))
 
     bounds = [n_blocks * k // n_threads for k in range(n_threads + 1)]
-    pool = _get_pool(_THREADS - 1)
+    pool = _get_pool(THREADS - 1)
     futures: list[Future[None]] = [
         pool.submit(contextvars.copy_context().run, run, bounds[k], bounds[k + 1])
         for k in range(1, n_threads)

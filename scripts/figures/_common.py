@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import matplotlib
 
@@ -19,23 +18,12 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+# The themes live in palette.py, which the widgets read too (no matplotlib there).
+from scripts.figures.palette import THEMES, Theme
+
+__all__ = ["THEMES", "Draw", "Theme", "canvas", "color", "fg", "rc", "render"]
+
 Draw = Callable[[], Figure]
-
-
-@dataclass(frozen=True)
-class Theme:
-    suffix: str  # appended to the file name: "" or "-dark"
-    fg: str  # text, axes, ticks
-    grid: str
-    colors: tuple[str, ...]  # line colours, in order; contrast >= 3:1 on the page background
-
-
-LIGHT = Theme("", fg="#1f1f1f", grid="#d0d0d0",
-              colors=("#1f5fbf", "#c0392b", "#1e7d34", "#8e44ad", "#b35900", "#00758f"))
-# Material's slate background is about #1e2129: light, saturated colours on it.
-DARK = Theme("-dark", fg="#e6e6e6", grid="#4a4f5a",
-             colors=("#7fb2ff", "#ff8a7a", "#6fd88a", "#d7a6ff", "#ffb86b", "#5fd3e8"))
-THEMES = (LIGHT, DARK)
 
 
 def rc(theme: Theme) -> dict[str, object]:

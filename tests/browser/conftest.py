@@ -286,7 +286,7 @@ def widget_without_javascript(site: Site, browser: Browser, url: str,
         page = context.new_page()
         page.goto(site.base_url + url)
         root = page.locator(f'[data-widget="{name}"]')
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        expect(root.locator(".ffn-widget__fallback table").first).to_be_visible()
         assert root.locator(".ffn-widget__live").count() == 0
         yield root
         root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-nojs.png")
@@ -311,11 +311,88 @@ def widget_mounted(site: Site, browser: Browser, url: str, name: str,
         expect(root.locator(".ffn-widget__fallback")).to_be_hidden()
         root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-{scheme}.png")
         page.emulate_media(media="print")
-        expect(root.locator(".ffn-widget__fallback table")).to_be_visible()
+        expect(root.locator(".ffn-widget__fallback table").first).to_be_visible()
         expect(root.locator(".ffn-widget__live")).to_be_hidden()
     finally:
         context.close()
 
+
+
+# ---- A widget on a phone (issue 41): touch, 390 px wide ----
+
+PHONE = {"width": 390, "height": 844}
+
+# Runs in the page: what does not fit a phone in ``root`` (a widget). The page must not scroll
+# sideways; every result, cell and control the widget shows must lie within the screen's
+# width; a control must be a fingertip's size, 44 CSS px high (WCAG 2.5.5), and a checkbox or
+# radio button at least 24 px square (WCAG 2.2's 2.5.8), with a 44 px high label.
+PHONE_FIT_JS = """
+root => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) {
+    problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px wide`);
+  }
+  const describe = el => el.outerHTML.slice(0, 90);
+  const shown = [...root.querySelectorAll(
+    ".ffn-widget__live :is(output, td, th, input, select, button, label, svg)")]
+    .filter(el => el.checkVisibility() && !el.closest(".ffn-visually-hidden"));
+  for (const el of shown) {
+    const box = el.getBoundingClientRect();
+    if (box.left < -0.5 || box.right > width + 0.5) {
+      problems.push(`off screen (${Math.round(box.left)} to ${Math.round(box.right)} px): ` +
+                    describe(el));
+    }
+  }
+  for (const el of shown.filter(el => el.matches("input, select, button"))) {
+    const box = el.getBoundingClientRect();
+    const small = el.matches("[type=checkbox], [type=radio]")
+      ? box.width < 24 || box.height < 24
+        || [...el.labels].some(label => label.getBoundingClientRect().height < 44)
+      : box.height < 44;
+    if (small) {
+      problems.push(`too small to tap (${Math.round(box.width)} x ${Math.round(box.height)}` +
+                    ` px): ${describe(el)}`);
+    }
+  }
+  return problems;
+}
+"""
+
+
+def open_phone(browser: Browser, base_url: str, scheme: str) -> tuple[BrowserContext, Page,
+                                                                      Recorder]:
+    """A page on a phone: 390 x 844, touch, a mobile browser's viewport rules."""
+    context = browser.new_context(color_scheme=scheme, base_url=base_url, viewport=PHONE,
+                                  has_touch=True, is_mobile=True)
+    recorder = Recorder(context, base_url)
+    return context, recorder.attach(context.new_page()), recorder
+
+
+def phone_problems(page: Page, root: Locator) -> list[str]:
+    """What of the widget ``root`` does not fit the phone (PHONE_FIT_JS)."""
+    problems: list[str] = page.evaluate(PHONE_FIT_JS, root.element_handle())
+    return problems
+
+
+@contextmanager
+def widget_on_phone(site: Site, browser: Browser, url: str, name: str,
+                    scheme: str) -> Iterator[tuple[Page, Locator]]:
+    """The widget mounted on a phone in ``scheme``. Yields (page, widget) for the test's taps
+    and reads; then everything it shows fits (phone_problems), axe finds nothing, no console
+    error or failed request, and the screenshot is taken."""
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    context, page, recorder = open_phone(browser, site.base_url, scheme)
+    record = recorder.visit = Visit(url, scheme)
+    try:
+        root = open_widget(page, site.base_url + url, name)
+        yield page, root
+        assert phone_problems(page, root) == [], (url, name, scheme)
+        assert axe(page) == [], (url, scheme)
+        assert record.console_errors == [] and record.failed_requests == []
+        root.screenshot(path=SCREENSHOT_DIR / f"widget-{name}-phone-{scheme}.png")
+    finally:
+        context.close()
 
 def visit(page: Page, recorder: Recorder, base_url: str, url: str, scheme: str) -> Visit:
     record = Visit(url, scheme, base_url)

@@ -20,6 +20,7 @@ from tests.browser.conftest import (
     Visit,
     open_page,
 )
+from tooling import lighthouse
 from tooling import site as sitetools
 
 PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile screen
@@ -217,14 +218,13 @@ def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Brow
 
 
 def representative_pages(site: Site, visits: list[Visit]) -> dict[str, str]:
-    """name -> URL: the home page, the longest chapter, and a notebook page (the worked
-    example until the nav has a notebook)."""
-    notebooks = _notebooks()
-    third = notebooks[0].url if notebooks else "worked-example/"
+    """name -> URL: the pages Lighthouse audits (the home page, the longest chapter and the
+    Lab), the chapter measured by its prose as the visits read it."""
+    lab = sitetools.page_url(lighthouse.LAB)
     text = {v.url: len(v.facts["prose"]) for v in visits if v.scheme == "light"}
-    chapter = max((p.url for p in sitetools.chapters() if p.url != third),
+    chapter = max((p.url for p in sitetools.chapters() if p.url != lab),
                   key=lambda u: text.get(u, 0))
-    return {"home": "", "chapter": chapter, "notebook" if notebooks else "worked-example": third}
+    return {"home": "", "chapter": chapter, "lab": lab}
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

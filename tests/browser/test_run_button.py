@@ -10,7 +10,7 @@ import json
 
 from playwright.sync_api import Browser
 
-from harness import page as pages
+from ffn_docs import markdown_page as pages
 from tests.browser.conftest import Site, open_page
 from tooling import site as sitetools
 

@@ -22,6 +22,7 @@ from tests.browser.conftest import (
     axe,
     open_page,
     open_widget,
+    widget_on_phone,
 )
 from widgets.answers import data as answers
 from widgets.answers.data import Answer
@@ -147,10 +148,31 @@ def test_without_javascript_a_note_and_on_the_print_page_nothing(site: Site,
         page.locator(f'[data-widget="{answers.widget_name(PICTURED)}"]').screenshot(
             path=SCREENSHOT_DIR / f"{SHOWN}-nojs.png")
         page.goto(site.base_url + "print/")
+        # The exercises' section has every box; the Lab's section (docs/lab.md) one more.
+        exercises = page.locator('.print-book #exercises [data-widget^="answers-"]')
+        assert exercises.count() == len(answers.EXERCISES)
         boxes = page.locator('.print-book [data-widget^="answers-"]')
-        assert boxes.count() == len(answers.EXERCISES)
         for i in range(boxes.count()):
             expect(boxes.nth(i)).to_be_hidden()
     finally:
         context.close()
 
+
+
+def test_a_box_on_a_phone(site: Site, browser: Browser) -> None:
+    # Issue 41: the boxes usable at 390 px by touch; widget_on_phone then checks that every
+    # box, button and result lies on screen and each target's size.
+    exercise = answers.EXERCISES[0]
+    for scheme in SCHEMES:
+        with widget_on_phone(site, browser, PAGE, answers.widget_name(exercise),
+                             scheme) as (_, root):
+            for i, answer in enumerate(answers.for_exercise(exercise)):
+                field = root.locator(f'input[data-box="{i}"]')
+                field.tap()
+                field.fill(one_unit_off(answer))
+                root.locator(f'button[data-check="{i}"]').tap()
+                expect(root.locator(f'output[data-result="{i}"]')).to_contain_text("Not quite")
+                field.fill(answer.expected())
+                root.locator(f'button[data-check="{i}"]').tap()
+                expect(root.locator(f'output[data-result="{i}"]')).to_have_text(
+                    f"Right: {answer.shown()}.")

@@ -3,7 +3,7 @@ keyboard, and each string the page then shows compared with ffn's for the same t
 computed here in Python (widgets/memory/data.py's memory_numbers:
 ffn.FeedForward.forward_trace of the figure's block, printed f"{v:.2f}" with a minus sign);
 without JavaScript and in print, ffn's table; axe-core on the mounted widget in both schemes;
-screenshots to look at."""
+on a phone, tapped, everything on screen; screenshots to look at."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.browser.conftest import (
     axe,
     open_widget,
     widget_mounted,
+    widget_on_phone,
     widget_without_javascript,
 )
 from widgets.memory import data as memory
@@ -185,3 +186,29 @@ def test_the_widgets_data_is_ffns_block(site: Site, activation: str) -> None:
     for name in ("W1", "b1", "W2", "b2"):
         assert np.array_equal(np.asarray(data[name]), getattr(block, name)), name
     assert data["token"] == TOKEN
+
+
+def test_on_a_phone(site: Site, browser: Browser) -> None:
+    # Issue 41: every widget usable at 390 px by touch. widget_on_phone then checks that every
+    # result lies on screen and each target's size.
+    for scheme in SCHEMES:
+        with widget_on_phone(site, browser, PAGE, NAME, scheme) as (_, widget):
+            assert_shows(widget, TOKEN, "relu")
+            labels = widget.locator(".ffn-memory__activation label")  # a finger taps these
+            labels.get_by_text("GELU, exact", exact=True).tap()
+            expect(widget.get_by_role("radio", name="GELU, exact")).to_be_checked()
+            assert_shows(widget, TOKEN, "gelu")
+            # The typed fields by tap and keys (a tap on a slider's track does not move it in
+            # Chromium's touch emulation; test_every_control clicks and keys the sliders, and
+            # widget_on_phone checks that each is 44 px high).
+            x = list(TOKEN)
+            for j, (field, value) in enumerate(zip(typed(widget), (-1.5, 2.5, 0.75),
+                                                   strict=True)):
+                field.tap()
+                field.fill(str(value))
+                x[j] = value
+                assert_shows(widget, x, "gelu")
+            widget.get_by_role("button", name="Back to the figure's token").tap()
+            assert_shows(widget, TOKEN, "gelu")
+            labels.get_by_text("ReLU", exact=True).tap()
+            assert_shows(widget, TOKEN, "relu")

@@ -2,7 +2,7 @@
 keyboard) and what the page then shows compared with ffn's route for the same input, printed
 as widgets/router/data.py prints it (ffn's numbers, not the JavaScript's); bad input named;
 without JavaScript and in print, ffn's table; axe-core on the mounted widget in both
-schemes; screenshots."""
+schemes; on a phone, tapped, with every result on screen; screenshots."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tests.browser.conftest import (
     Site,
     open_widget,
     widget_mounted,
+    widget_on_phone,
     widget_without_javascript,
 )
 from widgets.router import data as router
@@ -249,3 +250,38 @@ def test_router_without_javascript_and_in_print(site: Site, browser: Browser) ->
     for scheme in SCHEMES:
         with widget_mounted(site, browser, PAGE, "router", scheme) as (_, root):
             expect(root.locator("rect.ffn-router__bar")).to_have_count(N)
+
+
+def test_router_on_a_phone(site: Site, browser: Browser) -> None:
+    # Issue 41: at 390 px the table was 577 px wide in a 324 px box, the score, chosen and
+    # weight columns off screen. Now each expert is a card; every control is tapped here, and
+    # widget_on_phone then checks that every result lies on screen and each target's size.
+    tokens = router.example_logits()
+    for scheme in SCHEMES:
+        with widget_on_phone(site, browser, PAGE, "router", scheme) as (_, widget):
+            logits, bias = list(tokens[router.TOKEN]), router.example_bias()
+            top_k, score = router.TOP_K, "sigmoid"
+            expect_ffn(widget, logits, top_k, score, bias)  # as it opens
+            widget.get_by_role("button", name="Set every bias to 0").tap()
+            bias = [0.0] * N
+            expect_ffn(widget, logits, top_k, score, bias)
+            top = widget.get_by_label("Experts per token (top-k)", exact=True)
+            top.tap()
+            top.fill("3")
+            top_k = 3
+            expect_ffn(widget, logits, top_k, score, bias)
+            field = widget.get_by_label("Bias of expert 4", exact=True)
+            field.tap()
+            field.fill("0.5")
+            bias[4] = 0.5
+            expect_ffn(widget, logits, top_k, score, bias)
+            widget.get_by_label("Renormalise the chosen weights to sum to 1").tap()
+            expect_ffn(widget, logits, top_k, score, bias, normalize=False)
+            widget.get_by_text("Renormalise the chosen weights").tap()  # its label, as a finger
+            expect_ffn(widget, logits, top_k, score, bias)
+            widget.get_by_label("Score", exact=True).select_option("softmax")
+            score = "softmax"
+            expect_ffn(widget, logits, top_k, score, bias)
+            widget.get_by_label("Token", exact=True).select_option("0")
+            logits = list(tokens[0])
+            expect_ffn(widget, logits, top_k, score, bias)

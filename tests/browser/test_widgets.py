@@ -17,10 +17,14 @@ from playwright.sync_api import Browser, Locator, Page, expect
 import ffn
 from ffn.inference import Size
 from ffn.models import ModelDims
+from scripts.figures.palette import ACTIVATION_COLORS, THEMES
 from tests.browser.conftest import (
     SCHEMES,
+    SCREENSHOT_DIR,
     Recorder,
     Site,
+    Visit,
+    axe,
     open_widget,
     widget_mounted,
     widget_without_javascript,
@@ -43,10 +47,31 @@ def shown_sizer(widget: Locator) -> dict[str, str]:
     return shown
 
 
+def shown_parts(widget: Locator) -> dict[str, str] | None:
+    """The breakdown as the page shows it (None: no table shown), in breakdown_numbers' keys;
+    a hidden row is a part ffn counts 0 (the one-token row: "" without experts)."""
+    if widget.locator(".ffn-sizer__parts table").is_hidden():
+        return None
+    shown = {"total": widget.locator('[data-part-count="total"]').text_content() or "",
+             "active": "", "activeShare": ""}
+    for row in widget.locator(".ffn-sizer__parts tr[data-part]").all():
+        key = row.get_attribute("data-part") or ""
+        hidden = row.is_hidden()
+        count = row.locator(f'[data-part-count="{key}"]').text_content() or ""
+        share = row.locator(f'[data-part-share="{key}"]').text_content() or ""
+        if key == "active":
+            shown["active"], shown["activeShare"] = ("", "") if hidden else (count, share)
+        else:
+            assert hidden == (count == "0"), (key, count)
+            shown[key], shown[key + "Share"] = count, share
+    return shown
+
+
 def assert_sizer_shows(widget: Locator, model: ModelDims,
                        bytes_per_weight: Size = sizer.BYTES_PER_WEIGHT) -> None:
     expect(widget.locator("[data-note]")).not_to_contain_text("Not a model")
     assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight), model
+    assert shown_parts(widget) == sizer.breakdown_numbers(model), model
 
 
 def test_sizer_presets_are_ffns_models(site: Site, new_page: tuple[Page, Recorder]) -> None:
@@ -153,7 +178,8 @@ def test_sizer_reached_and_used_by_keyboard(site: Site, new_page: tuple[Page, Re
 
 def x_shown(widget: Locator) -> dict[str, str]:
     names = [*activations.ACTIVATION_NAMES,
-             *(n + "Grad" for n in activations.ACTIVATION_NAMES), "gap"]
+             *(n + "Grad" for n in activations.ACTIVATION_NAMES),
+             *(n + "Gate" for n in activations.ACTIVATION_NAMES), "gap"]
     return {n: widget.locator(f'[data-result="{n}"]').text_content() or "" for n in names}
 
 
@@ -186,36 +212,51 @@ def test_activation_explorer(site: Site, new_page: tuple[Page, Recorder]) -> Non
         assert x_shown(widget) == activations.activation_numbers(8.0), typed
     number.fill("0.5")
     expect(note).to_be_empty()
-    assert widget.locator("svg[role='img'] title").count() == 1
-    assert widget.locator("path.ffn-curve").count() == len(activations.ACTIVATION_NAMES)
-    # d3's axes: ticks at the integers, and the marker where x = 0.5 falls between 0 and 1
-    ticks = widget.locator("svg .tick text").all_text_contents()
-    assert [t for t in ticks if t] == ["\N{MINUS SIGN}4", "\N{MINUS SIGN}3", "\N{MINUS SIGN}2",
-                                      "\N{MINUS SIGN}1", "0", "1", "2", "3", "4",
-                                      "\N{MINUS SIGN}1", "1", "2", "3", "4"]
-    marker = float(widget.locator(".ffn-plot__marker").get_attribute("x1") or "nan")
-    x_axis = widget.locator(".ffn-plot__axes").first.locator(".tick").evaluate_all(
-        "ticks => ticks.map(t => [t.textContent, t.transform.baseVal[0].matrix.e])")
-    at = dict(x_axis)
+    assert widget.locator("svg[role='img'] title").count() == 2  # the curves and the gates
+    assert widget.locator("path.ffn-curve").count() == 2 * len(activations.ACTIVATION_NAMES)
+    # d3's axes: ticks at the integers (the gates: at 0.5 and 1), and the markers where
+    # x = 0.5 falls between 0 and 1
+    ticks = {name: [t for t in widget.locator(f"svg[data-plot='{name}'] .tick text")
+                    .all_text_contents() if t] for name in ("curves", "gates")}
+    x_ticks = ["\N{MINUS SIGN}4", "\N{MINUS SIGN}3", "\N{MINUS SIGN}2", "\N{MINUS SIGN}1",
+               "0", "1", "2", "3", "4"]
+    assert ticks == {"curves": [*x_ticks, "\N{MINUS SIGN}1", "1", "2", "3", "4"],
+                     "gates": [*x_ticks, "0.5", "1"]}
     offset = page.evaluate("window.devicePixelRatio > 1 ? 0 : 0.5")  # d3's axis.offset():
-    assert marker + offset == pytest.approx((at["0"] + at["1"]) / 2)  # ticks on whole pixels
+    for name in ("curves", "gates"):  # ticks on whole pixels
+        plot = widget.locator(f"svg[data-plot='{name}']")
+        marker = float(plot.locator(".ffn-plot__marker").get_attribute("x1") or "nan")
+        at = dict(plot.locator(".ffn-plot__axes").first.locator(".tick").evaluate_all(
+            "ticks => ticks.map(t => [t.textContent, t.transform.baseVal[0].matrix.e])"))
+        assert marker + offset == pytest.approx((at["0"] + at["1"]) / 2), name
+    # each gate named as ffn.activations.gate computes it, each curve in the figures' colour
+    for name, gate_name in activations.GATE_NAMES.items():
+        expect(widget.locator(f'[data-gate-name="{name}"]')).to_have_text(f"gate {gate_name}")
+    assert_curve_colours(widget, "light")
 
 
 @pytest.mark.parametrize("url, widget", [(SIZER_PAGE, "sizer"), (ACTIVATIONS_PAGE, "activations")])
 def test_without_javascript_and_in_print_the_table(site: Site, browser: Browser, url: str,
                                                   widget: str) -> None:
     with widget_without_javascript(site, browser, url, widget) as root:
-        # the table's scroller: in the tab order, named by the caption (no script runs here)
-        scroller = root.locator(".ffn-widget__fallback .ffn-table")
-        caption = root.locator(".ffn-widget__fallback caption").text_content() or ""
-        expect(scroller).to_have_attribute("tabindex", "0")
-        expect(scroller).to_have_accessible_name(caption.strip())
+        # each table's scroller: in the tab order, named by its caption (no script runs here)
+        for scroller in root.locator(".ffn-widget__fallback .ffn-table").all():
+            caption = scroller.locator("caption").text_content() or ""
+            expect(scroller).to_have_attribute("tabindex", "0")
+            expect(scroller).to_have_accessible_name(caption.strip())
         text = root.text_content() or ""
+        tables = root.locator(".ffn-widget__fallback table")
+        assert tables.count() == 2  # the FFN's numbers (the curves), then the parts (the gates)
+        for table in tables.all():
+            expect(table).to_be_visible()
         if widget == "sizer":
             for m in sizer.PRESETS:
                 n = sizer.sizer_numbers(m)
                 assert all(n[k] in text for k in ("perLayer", "share", "total", "flops"))
                 assert sizer.sizer_numbers(m, "mxfp4")["gigabytes"] in text
+                row = root.locator(".ffn-widget__fallback table").nth(1).locator("tr").filter(
+                    has=root.page.get_by_role("rowheader", name=m.name, exact=True))
+                assert row.locator("td").all_text_contents() == sizer.grouped_shares(m)
         else:
             for x in activations.ACTIVATION_XS:
                 assert all(v in text for v in activations.activation_numbers(x).values())
@@ -239,10 +280,31 @@ def test_print_page_keeps_the_tables(site: Site) -> None:
     assert "loader.js" not in text  # the print page never mounts the controls
 
 
+def assert_curve_colours(widget: Locator, scheme: str) -> None:
+    """Every curve, dot and swatch of the explorer in its figure colour in ``scheme``
+    (scripts/figures/palette.py, which the figures are drawn with)."""
+    theme = THEMES[SCHEMES.index(scheme)]
+    for name, index in ACTIVATION_COLORS.items():
+        want = rgb(theme.colors[index])
+        for selector, prop in ((f"path.ffn-curve--{name}", "stroke"),
+                               (f".ffn-swatch.ffn-curve--{name}", "borderTopColor")):
+            got = widget.locator(selector).evaluate_all(
+                f"els => els.map(el => getComputedStyle(el).{prop})")
+            assert got and set(got) == {want}, (scheme, name, selector, got)
+
+
+def rgb(color: str) -> str:
+    """A "#rrggbb" colour as getComputedStyle writes it."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
 def refused_with_no_numbers(widget: Locator, words: str) -> None:
     expect(widget.locator("[data-note]")).to_contain_text("Not a model ffn would count")
     expect(widget.locator("[data-note]")).to_contain_text(words)
     assert set(shown_sizer(widget).values()) == {""}
+    assert shown_parts(widget) is None
+    assert set(widget.locator(".ffn-sizer__parts output").all_text_contents()) <= {""}
 
 
 def test_sizer_never_keeps_numbers_of_other_inputs(site: Site,
@@ -314,3 +376,98 @@ def test_sizer_reads_exponents_and_prints_every_digit(site: Site,
     d_model.fill("7" * 100)
     assert_sizer_shows(widget, dataclasses.replace(ffn.get_model("Mixtral 8x7B"),
                                                    d_model=int("7" * 100)))
+
+
+# ---- on a phone (issue 41): 390 x 844, touch; every result on the screen, controls to tap
+
+PHONE = {"width": 390, "height": 844}
+TARGET = 44  # CSS px: WCAG 2.2's enhanced target size (2.5.5); checkboxes: 24 in a 44 px row
+
+INSIDE_JS = """
+(root, width) => [...root.querySelectorAll("*")].filter(el => {
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && el.checkVisibility() && (r.left < -0.5 || r.right > width + 0.5);
+}).map(el => `${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""} `
+              + `${(el.textContent ?? "").trim().slice(0, 30)}`)
+"""
+# The boxes in the widget that scroll sideways (the visually hidden labels, 1 px wide, aside).
+SCROLLERS_JS = """
+root => [...root.querySelectorAll("*")].filter(
+  el => el.checkVisibility() && el.clientWidth > 1 && el.scrollWidth > el.clientWidth + 1
+    && getComputedStyle(el).overflowX !== "visible"
+).map(el => `${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""}`)
+"""
+
+
+def assert_fits_the_phone(page: Page, widget: Locator) -> None:
+    """Nothing of the widget lies beyond the screen's sides, and nothing in it scrolls
+    sideways: every result is read without sideways scrolling."""
+    assert widget.evaluate(INSIDE_JS, PHONE["width"]) == []
+    assert widget.evaluate(SCROLLERS_JS) == []
+    assert page.evaluate("innerWidth") >= PHONE["width"]
+
+
+def assert_touch_sized(widget: Locator) -> None:
+    for control in widget.locator("input, select").all():
+        box = control.bounding_box()
+        assert box is not None
+        kind = control.get_attribute("type") or "select"
+        if kind in ("checkbox", "radio"):
+            row = control.locator("xpath=..").bounding_box()
+            assert row is not None
+            assert min(box["width"], box["height"]) >= 24 and row["height"] >= TARGET, kind
+        else:
+            assert min(box["width"], box["height"]) >= TARGET, (kind, box)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_widgets_on_a_phone(site: Site, browser: Browser, scheme: str) -> None:
+    context = browser.new_context(viewport=PHONE, color_scheme=scheme, has_touch=True,
+                                  is_mobile=True, base_url=site.base_url)
+    recorder = Recorder(context, site.base_url)
+    page = recorder.attach(context.new_page())
+    record = recorder.visit = Visit("(phone)", scheme)
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    try:
+        # The explorer: tap the slider's track, type in the field; values, gates, colours.
+        widget = open_widget(page, site.base_url + ACTIVATIONS_PAGE, "activations")
+        assert_touch_sized(widget)
+        slider, number = widget.get_by_label("x", exact=True), widget.get_by_label("x, typed")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        assert box is not None
+        page.touchscreen.tap(box["x"] + box["width"] * 0.2, box["y"] + box["height"] / 2)
+        x = float(slider.input_value())
+        assert x < 0  # a fifth of the way along -4 to 4
+        assert x_shown(widget) == activations.activation_numbers(x)
+        number.tap()
+        number.fill("-0.75")
+        assert x_shown(widget) == activations.activation_numbers(-0.75)
+        assert_fits_the_phone(page, widget)
+        assert_curve_colours(widget, scheme)
+        assert axe(page) == [], ("activations", scheme)
+        widget.screenshot(path=SCREENSHOT_DIR / f"widget-activations-390-{scheme}.png")
+
+        # The sizer: a mixture of experts picked, a box ticked by tapping its label, a count
+        # typed; its numbers and its breakdown are ffn's, on the screen.
+        widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
+        assert_touch_sized(widget)
+        widget.get_by_label("Model", exact=True).select_option(label="Qwen3-Next-80B-A3B")
+        model = ffn.get_model("Qwen3-Next-80B-A3B")
+        assert_sizer_shows(widget, model)
+        widget.locator("label", has_text="Biases").tap()
+        model = dataclasses.replace(model, bias=True)
+        assert_sizer_shows(widget, model)
+        top_k = widget.get_by_label("Experts per token (top-k)", exact=True)
+        top_k.tap()
+        top_k.fill("64")
+        model = dataclasses.replace(model, top_k=64)
+        assert_sizer_shows(widget, model)
+        for part in ("expertsActive", "expertsIdle", "active"):
+            expect(widget.locator(f'tr[data-part="{part}"]')).to_be_visible()
+        assert_fits_the_phone(page, widget)
+        assert axe(page) == [], ("sizer", scheme)
+        widget.screenshot(path=SCREENSHOT_DIR / f"widget-sizer-390-{scheme}.png")
+    finally:
+        context.close()
+    assert record.console_errors == [] and record.failed_requests == []

@@ -112,12 +112,25 @@ export function relu2Grad(x) {
   return 2 * Math.max(x, 0);
 }
 
-/** The activations the explorer shows: name -> [label, f, f']. */
+// Each activation's gate g, with f(x) = x g(x), as ffn.activations.gate computes it.
+/** ReLU's gate: the step, 1 for x > 0 and 0 for x <= 0 (numpy's heaviside(x, 0)). */
+export function step(x) {
+  x = checkScalar(x, "x");
+  return Number.isNaN(x) ? x : (x > 0 ? 1 : 0);
+}
+/** The tanh GELU's gate, (1 + tanh z) / 2 written as sigmoid(2z), as geluTanh uses it. */
+export function geluTanhGate(x) {
+  x = checkScalar(x, "x");
+  x = Math.min(Math.max(x, -100), 100);  // exactly 0 or 1 beyond +-100, as in ffn
+  return sigmoid(2 * S * (x + C * x ** 3));
+}
+
+/** The activations the explorer shows: name -> [label, f, f', gate g, the gate's name]. */
 export const ACTIVATIONS = {
-  relu: ["ReLU", relu, reluGrad],
-  gelu: ["GELU, exact", gelu, geluGrad],
-  gelu_tanh: ["GELU, tanh", geluTanh, geluTanhGrad],
-  silu: ["SiLU", silu, siluGrad],
-  relu2: ["Squared ReLU", relu2, relu2Grad],
+  relu: ["ReLU", relu, reluGrad, step, "step"],
+  gelu: ["GELU, exact", gelu, geluGrad, Phi, "Φ(x)"],
+  gelu_tanh: ["GELU, tanh", geluTanh, geluTanhGrad, geluTanhGate, "(1 + tanh z) / 2"],
+  silu: ["SiLU", silu, siluGrad, sigmoid, "σ(x)"],
+  relu2: ["Squared ReLU", relu2, relu2Grad, relu, "max(x, 0)"],
 };
 

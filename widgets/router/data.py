@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 import ffn
+from ffn import routing
 from widgets._shared import fallback
 
 N_EXPERTS, TOP_K, N_TOKENS = 8, 2, 3  # the chapter's example
@@ -118,28 +119,15 @@ def example_bias() -> list[float]:
     return [BIAS if i == BIAS_EXPERT else 0.0 for i in range(N_EXPERTS)]
 
 
-@cache
-def _experts(n_experts: int) -> tuple[ffn.FeedForward, ...]:
-    # The route never runs an expert: any blocks of width n_experts do.
-    return tuple(ffn.FeedForward.random(n_experts, 1, seed=i) for i in range(n_experts))
-
-
 def ffn_route(logits: Sequence[float], top_k: int, score: str = "softmax",
               bias: Sequence[float] | None = None, normalize: bool = True,
               scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``MixtureOfExperts.route`` of one token whose logits are ``logits``.
-
-    The router is the identity (``d_model = n_experts``) and ``x`` the logits, so that
-    ``x @ router`` is the logits exactly (one product by 1, the rest by 0). Returns the scores
-    ``(n_experts,)``, the chosen experts and their weights ``(top_k,)``.
-    """
-    n = len(logits)
-    moe = ffn.MixtureOfExperts(np.eye(n), list(_experts(n)), top_k=top_k, normalize=normalize,
-                               score=score, bias=None if bias is None else np.array(bias,
-                                                                                   float),
-                               scale=scale)
-    p, chosen, weights = moe.route(np.array(logits, dtype=float))
-    return p, chosen, weights
+    """``ffn.routing.route`` of one token whose logits are ``logits``: the scores
+    ``(n_experts,)``, the chosen experts and their weights ``(top_k,)``."""
+    route = routing.route(np.array([logits], dtype=float), top_k, score=score,
+                              bias=None if bias is None else np.array(bias, float),
+                              normalize=normalize, scale=scale)
+    return route.p[0], route.chosen[0], route.weights[0]
 
 
 def list_words(items: Sequence[str]) -> str:

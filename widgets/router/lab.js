@@ -1,6 +1,6 @@
-// The FFN lab's router (ffn/moe.py, MixtureOfExperts._route) for one token, float64, for the router
+// The FFN lab's router (ffn/routing.py, route) for one token, float64, for the router
 // explorer (How models build their experts). Pure functions, no DOM. tests/test_widget_router.py
-// holds them to ffn's own MixtureOfExperts.route on 1,000 hypothesis-generated inputs: the chosen
+// holds them to ffn's own ffn.routing.route on 1,000 hypothesis-generated inputs: the chosen
 // experts equal, the scores and weights within the tolerance it states (Math.exp is V8's, not
 // glibc's; numpy sums pairwise).
 
@@ -8,7 +8,7 @@ import {
   checkBoolean, checkChoice, checkReal, checkTopK, checkVector,
 } from "../_shared/check.js";
 
-export const ROUTER_SCORES = ["softmax", "sigmoid"];  // ffn.moe.SCORES
+export const ROUTER_SCORES = ["softmax", "sigmoid"];  // ffn.routing.SCORES
 const TINY = 1e-280;  // a score this small may have lost bits to underflow (normal: 2.2e-308)
 
 /** One token's logits, checked: a non-empty array of real numbers (NaN and infinities pass,

@@ -12,6 +12,7 @@ import {escape, fragment, loadD3, uid} from "../_shared/dom.js";
 
 const CHART = {width: 560, height: 250, top: 26, right: 10, bottom: 34, left: 46};
 const DASH = "\u2014";  // an expert not chosen
+const COLUMNS = ["expert", "logit", "bias", "score", "score + bias", "chosen", "weight"];
 
 export async function mount(root) {
   const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
@@ -101,18 +102,22 @@ function applyPreset(form, preset, state, n) {
 // ---- build the controls: the token, top-k, score and a row per expert; the chart's frame
 
 function controls(id, data, n) {
-  const rows = Array.from({length: n}, (_, i) => `<tr data-expert="${i}">
-      <th scope="row">${i}</th>
-      <td><label class="ffn-visually-hidden" for="${id}-logit-${i}">Logit of expert ${i}</label>
-        <input id="${id}-logit-${i}" name="logit-${i}" type="number" step="0.01"
-          min="${-data.logitRange}" max="${data.logitRange}" required></td>
-      <td><label class="ffn-visually-hidden" for="${id}-bias-${i}">Bias of expert ${i}</label>
-        <input id="${id}-bias-${i}" name="bias-${i}" type="number" step="0.01"
-          min="${-data.biasRange}" max="${data.biasRange}" required></td>
-      <td><output data-result="score-${i}"></output></td>
-      <td><output data-result="choice-${i}"></output></td>
-      <td><output data-result="rank-${i}"></output></td>
-      <td><output data-result="weight-${i}"></output></td>
+  // Each cell names its column (data-label): in a narrow widget the header row is hidden
+  // and each expert's row is a card of two lines, its cells labelled (extra.css); the roles
+  // keep the table a table for screen readers when CSS lays it out as a grid.
+  const cell = (column, markup) =>
+    `<td role="cell" data-label="${COLUMNS[column]}">${markup}</td>`;
+  const field = (name, what, i, range) => `<label class="ffn-visually-hidden"
+      for="${id}-${name}-${i}">${what} of expert ${i}</label><input id="${id}-${name}-${i}"
+      name="${name}-${i}" type="number" step="0.01" min="${-range}" max="${range}" required>`;
+  const rows = Array.from({length: n}, (_, i) => `<tr role="row" data-expert="${i}">
+      <th scope="row" role="rowheader"><span class="ffn-router__expert">expert </span>${i}</th>
+      ${cell(1, field("logit", "Logit", i, data.logitRange))}
+      ${cell(2, field("bias", "Bias", i, data.biasRange))}
+      ${cell(3, `<output data-result="score-${i}"></output>`)}
+      ${cell(4, `<output data-result="choice-${i}"></output>`)}
+      ${cell(5, `<output data-result="rank-${i}"></output>`)}
+      ${cell(6, `<output data-result="weight-${i}"></output>`)}
     </tr>`).join("");
   return `
     <form class="ffn-widget__live ffn-router" aria-labelledby="${id}-title">
@@ -141,12 +146,10 @@ function controls(id, data, n) {
           0</button>
       </div>
       <p class="ffn-widget__note" data-preset-note aria-live="polite"></p>
-      <div class="ffn-table"><table class="ffn-router__table">
-        <thead><tr><th scope="col">expert</th><th scope="col">logit</th>
-          <th scope="col">bias</th><th scope="col">score</th>
-          <th scope="col">score + bias</th><th scope="col">chosen</th>
-          <th scope="col">weight</th></tr></thead>
-        <tbody>${rows}</tbody></table></div>
+      <div class="ffn-table"><table class="ffn-router__table" role="table">
+        <thead role="rowgroup"><tr role="row">${COLUMNS.map(name =>
+          `<th scope="col" role="columnheader">${name}</th>`).join("")}</tr></thead>
+        <tbody role="rowgroup">${rows}</tbody></table></div>
       <p class="ffn-widget__note" data-note aria-live="polite"></p>
       <p class="ffn-router__summary" aria-live="polite"><output data-result="summary"></output>
         <output data-result="change"></output></p>

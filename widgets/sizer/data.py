@@ -10,6 +10,7 @@ from __future__ import annotations
 import ffn
 from ffn.inference import BYTES_PER_VALUE, Size
 from ffn.models import ALL_MODELS, RECENT_MOE_MODELS, ModelDims
+from scripts.figures.palette import PART_COLORS, scheme_colors
 from widgets._shared import fallback
 
 PRESETS: tuple[ModelDims, ...] = (*ALL_MODELS, *RECENT_MOE_MODELS)
@@ -42,7 +43,9 @@ def camel(model: ModelDims) -> dict[str, object]:
             "denseDff": model.dense_d_ff, "attentionPerLayer": model.attention_per_layer,
             "routerBias": model.router_bias, "moeEvery": model.moe_every,
             "nLinearAttention": model.n_linear_attention,
-            "linearAttentionPerLayer": model.linear_attention_per_layer}
+            "linearAttentionPerLayer": model.linear_attention_per_layer,
+            "vocabSize": model.vocab_size, "nPositions": model.n_positions,
+            "tiedHead": model.tied_head, "norm": model.norm, "other": model.other}
 
 
 def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT) -> dict[str, str]:
@@ -64,6 +67,64 @@ def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT) -
     }
 
 
+PARTS = {"attention": "Attention", "denseFfn": "FFNs, dense", "router": "Routers",
+         "shared": "Shared experts", "expertsActive": "Experts one token uses",
+         "expertsIdle": "Experts it skips", "embeddings": "Embeddings", "head": "Output head",
+         "norms": "Norms", "other": "Other"}
+"""The breakdown's parts, in the order the sizer shows them (lab.js's breakdown), and their
+names there: ffn's parameter_parts, the FFN split by ffn_parts."""
+
+
+def breakdown(model: ModelDims) -> dict[str, int] | None:
+    """Where the model's parameters go, by PARTS (None without a vocab_size: ffn counts no
+    whole model then)."""
+    if model.vocab_size is None:
+        return None
+    whole, ffn_parts = model.parameter_parts(), model.ffn_parts()
+    counts = {"attention": whole["attention"], "denseFfn": ffn_parts["dense FFNs"],
+              "router": ffn_parts["router"], "shared": ffn_parts["shared experts"],
+              "expertsActive": ffn_parts["experts, active"],
+              "expertsIdle": ffn_parts["experts, idle"], "embeddings": whole["embeddings"],
+              "head": whole["head"], "norms": whole["norms"], "other": whole["other"]}
+    assert sum(counts.values()) == model.total_parameters()  # the FFN's parts are its whole
+    return counts
+
+
+def breakdown_numbers(model: ModelDims) -> dict[str, str] | None:
+    """The breakdown as the sizer prints it: each part's count and its share of the total, the
+    total, and what one token uses ("" without experts)."""
+    counts = breakdown(model)
+    if counts is None:
+        return None
+    total = model.total_parameters()
+    shown = {"total": f"{total:,}", "active": "", "activeShare": ""}
+    for key, n in counts.items():
+        shown[key], shown[key + "Share"] = f"{n:,}", f"{n / total:.1%}"
+    if model.n_experts is not None:
+        active = model.active_parameters()
+        shown["active"], shown["activeShare"] = f"{active:,}", f"{active / total:.1%}"
+    return shown
+
+
+GROUPS = {"attention": ("attention",),
+          "FFN": ("denseFfn", "router", "shared", "expertsActive"),
+          "skipped experts": ("expertsIdle",),
+          "embeddings, head": ("embeddings", "head"), "norms, other": ("norms", "other")}
+"""The fallback table's columns: the breakdown's parts, grouped so the table stays narrow."""
+
+
+def grouped_shares(model: ModelDims) -> list[str]:
+    """The fallback table's cells for a model: its total, then each of GROUPS' share of it."""
+    counts = breakdown(model)
+    if counts is None:
+        return ["unknown", *([""] * len(GROUPS))]
+    total = model.total_parameters()
+    moe = model.n_experts is not None
+    return [f"{total:,}", *(f"{sum(counts[k] for k in keys) / total:.1%}"
+                            if moe or keys != ("expertsIdle",) else ""
+                            for keys in GROUPS.values())]
+
+
 def render() -> str:
     """The sizer's fallback table (every preset) and data (every preset's dimensions)."""
     rows = []
@@ -80,9 +141,15 @@ def render() -> str:
         ["model", "d_ff", "one layer's FFN", "FFN share of the layer", "all FFNs",
          "FFN FLOPs per token", f"FFN GB read per token at decode, {BYTES_PER_WEIGHT}",
          "the same in MXFP4"], rows)
-    return fallback.widget(table, {
+    where = fallback.table(
+        "Where each model's parameters go, as shares of its total (ffn's parameter_parts and "
+        "ffn_parts; a mixture of experts: the FFN column counts what one token uses, the next "
+        "the experts it skips; unknown: no vocabulary size in ffn.models)",
+        ["model", "parameters", *GROUPS], [[m.name, *grouped_shares(m)] for m in PRESETS])
+    return fallback.widget(table + where, {
         "models": [camel(m) for m in PRESETS],
         "formats": [{"name": f, "label": format_label(f)} for f in FORMATS],
+        "parts": PARTS, "partColors": scheme_colors(PART_COLORS),
         "format": BYTES_PER_WEIGHT})
 
 

@@ -81,12 +81,17 @@ export function countMoeFlops(dModel, dFf, nExperts, topK, nTokens = 1n, gated =
 // ModelDims' fields: ffn's name for each camelCase one, and its default.
 const INT_FIELDS = [  // as ModelDims.__post_init__ checks them: [field, ffn's name, zero ok]
   ["dModel", "d_model", false], ["dFf", "d_ff", false], ["nLayers", "n_layers", false],
-  ["nAttention", "n_attention", false], ["kvDim", "kv_dim", false],
+  ["nAttention", "n_attention", false], ["vocabSize", "vocab_size", false],
+  ["nPositions", "n_positions", false], ["kvDim", "kv_dim", false], ["other", "other", true],
   ["sharedDff", "shared_d_ff", true], ["denseLayers", "dense_layers", true],
   ["denseDff", "dense_d_ff", false], ["attentionPerLayer", "attention_per_layer", false],
 ];
-const OPTIONAL = new Set(["dFf", "nAttention", "kvDim", "denseDff", "attentionPerLayer"]);
-const DEFAULTS = {name: "custom", dFf: null, nAttention: null, kvDim: null, nExperts: null,
+const OPTIONAL = new Set(["dFf", "nAttention", "vocabSize", "nPositions", "kvDim", "denseDff",
+                          "attentionPerLayer"]);
+const NORMS = ["layer", "rms"];  // ModelDims.norm: LayerNorm (scale and shift) or RMSNorm
+const DEFAULTS = {name: "custom", dFf: null, nAttention: null, vocabSize: null,
+                  nPositions: null, tiedHead: true, norm: "layer", other: 0n, kvDim: null,
+                  nExperts: null,
                   topK: null, multipleOf: 256n, ffnDimMultiplier: null, sharedDff: 0n,
                   sharedGate: false, denseLayers: 0n, denseDff: null,
                   attentionPerLayer: null, routerBias: false, moeEvery: 1n,
@@ -109,9 +114,11 @@ export function modelDims(m) {
   for (const [key, name, zeroOk] of INT_FIELDS) {
     if (!(OPTIONAL.has(key) && d[key] === null)) checkPositiveInt(d[key], name, zeroOk);
   }
-  for (const [key, name] of [["gated", "gated"], ["bias", "bias"], ["sharedGate", "shared_gate"]]) {
+  for (const [key, name] of [["gated", "gated"], ["bias", "bias"], ["tiedHead", "tied_head"],
+                             ["sharedGate", "shared_gate"]]) {
     checkBoolean(d[key], name);
   }
+  checkChoice(d.norm, "norm", NORMS);
   if ((d.nExperts === null) !== (d.topK === null)) {
     throw new RangeError(`n_experts and top_k go together, got ${d.nExperts} and ${d.topK}`);
   }
@@ -260,6 +267,35 @@ export function ffnShare(m) {
   return exactRatio(ffn, ffn + attentionParameters(m));
 }
 
+/** ModelDims.ffn_parts: the FFN parameters by part, as [ffn's name, count] in its order:
+ * the dense FFNs, and in the MoE layers the routers, the shared experts, the routed experts a
+ * token uses and those it skips. */
+export function ffnParts(m) {
+  if (m.nExperts === null) {
+    return [["dense FFNs", ffnParameters(m)], ["router", 0n], ["shared experts", 0n],
+            ["experts, active", 0n], ["experts, idle", 0n]];
+  }
+  const moe = moeLayers(m);
+  const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
+  const router = m.dModel * m.nExperts + (m.routerBias ? m.nExperts : 0n);
+  return [["dense FFNs", (m.nLayers - moe) * denseFfnParameters(m)], ["router", moe * router],
+          ["shared experts", moe * sharedParameters(m)],
+          ["experts, active", moe * m.topK * expert],
+          ["experts, idle", moe * (m.nExperts - m.topK) * expert]];
+}
+
+/** ModelDims.parameter_parts: the whole model's parameters by part, [ffn's name, count] in its
+ * order (FFN, attention, embeddings, norms, head, other); null where ffn refuses the count,
+ * for a model without a vocab_size. */
+export function parameterParts(m) {
+  if (m.vocabSize === null) return null;
+  const perNorm = m.norm === "layer" ? 2n * m.dModel : m.dModel;  // gamma and beta, or gamma
+  return [["FFN", ffnParameters(m)], ["attention", attentionParameters(m)],
+          ["embeddings", (m.vocabSize + (m.nPositions ?? 0n)) * m.dModel],
+          ["norms", (2n * m.nLayers + 1n) * perNorm],
+          ["head", m.tiedHead ? 0n : m.vocabSize * m.dModel], ["other", m.other]];
+}
+
 /** ModelDims.ffn_flops_per_token: all FFN matrix products for one token. */
 export function ffnFlopsPerToken(m, backward = false) {
   if (m.nExperts === null) {
@@ -384,7 +420,46 @@ export function sizeModel(m, bytesPerValue = 2n) {
     flopsTraining: ffnFlopsPerToken(m, true),
     bytes,
     gigabytes,
+    ffnParts: ffnParts(m),
+    parts: parameterParts(m),
   };
+}
+
+/** The sizer's breakdown, where the whole model's parameters go: ffn's parameter_parts with
+ * the FFN split into ffn_parts, as [key, count]: attention, the FFN's parts, embeddings, head,
+ * norms, other; null for a model without a vocab_size (ffn counts no whole model then). */
+export function breakdown(m) {
+  const parts = parameterParts(m);
+  if (parts === null) return null;
+  const count = Object.fromEntries(parts);
+  const ffn = Object.fromEntries(ffnParts(m));
+  return [["attention", count.attention], ["denseFfn", ffn["dense FFNs"]],
+          ["router", ffn.router], ["shared", ffn["shared experts"]],
+          ["expertsActive", ffn["experts, active"]], ["expertsIdle", ffn["experts, idle"]],
+          ["embeddings", count.embeddings], ["head", count.head], ["norms", count.norms],
+          ["other", count.other]];
+}
+
+/** The breakdown as the sizer prints it (widgets/sizer/data.py's breakdown_numbers prints
+ * ffn's): each part's count with commas and its share of the total as Python's f"{p / t:.1%}"
+ * (the ratio correctly rounded, times 100 in doubles, to one decimal); the total, and the
+ * parameters one token uses with their share ("" without experts); null without a vocab_size. */
+export function breakdownNumbers(m) {
+  const parts = breakdown(m);
+  if (parts === null) return null;
+  const total = parts.reduce((sum, [, n]) => sum + n, 0n);
+  const percent = n => formatFixed(exactRatio(n, total) * 100, 1) + "%";
+  const shown = {total: formatInt(total), active: "", activeShare: ""};
+  for (const [key, n] of parts) {
+    shown[key] = formatInt(n);
+    shown[`${key}Share`] = percent(n);
+  }
+  if (m.nExperts !== null) {
+    const active = total - Object.fromEntries(parts).expertsIdle;
+    shown.active = formatInt(active);
+    shown.activeShare = percent(active);
+  }
+  return shown;
 }
 
 /** What the sizer prints for checked dimensions, as widgets/sizer/data.py's sizer_numbers

@@ -6,22 +6,28 @@
 import * as lab from "./lab.js";
 import {readInteger} from "../_shared/read.js";
 import {escape, fragment, uid} from "../_shared/dom.js";
+import {formatInt} from "../_shared/format.js";
 
 // The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt.
 const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",
                   "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer",
-                  "moeEvery", "nLinearAttention", "linearAttentionPerLayer"];
+                  "moeEvery", "nLinearAttention", "linearAttentionPerLayer", "vocabSize",
+                  "nPositions", "other"];
 const presetDims = m => Object.fromEntries(Object.entries(m).map(([k, v]) =>
   [k, INTEGERS.includes(k) && v !== null ? BigInt(v) : v]));
 
 export function mount(root) {
   const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
   const models = data.models.map(presetDims);
-  root.append(fragment(controls(uid("sizer"), models, data.formats)));
+  root.append(fragment(controls(uid("sizer"), models, data.formats, data.parts,
+                                data.partColors)));
   const form = root.querySelector("form");
   input(form, "bytes").value = data.format;
   let preset = models[0];
-  const update = () => show(form, preset);
+  const update = () => {
+    const m = show(form, preset);
+    showParts(form, m);
+  };
   form.addEventListener("submit", event => event.preventDefault());
   input(form, "preset").addEventListener("change", () => {
     preset = models[Number(input(form, "preset").value)];
@@ -36,7 +42,7 @@ export function mount(root) {
 
 // ---- build the controls: the markup of the form, its fields and its results
 
-function controls(id, models, formats) {
+function controls(id, models, formats, parts, colors) {
   const field = (name, label, attrs) =>
     `<div class="ffn-field"><label for="${id}-${name}">${label}</label>` +
     `<input id="${id}-${name}" name="${name}" type="number" ${attrs}></div>`;
@@ -87,7 +93,46 @@ function controls(id, models, formats) {
         ${result("bytes", "FFN bytes read per token at decode (batch 1)")}
         ${result("gigabytes", "… in GB")}
       </dl>
+      ${partsMarkup(id, parts, colors)}
     </form>`;
+}
+
+/** "Where the parameters go": a stacked bar and a table, one row per part (data.py's PARTS),
+ * each in its colour (palette.py's PART_COLORS, as CSS custom properties). */
+function partsMarkup(id, parts, colors) {
+  const color = key => {
+    for (const scheme of ["light", "dark"]) {
+      if (!/^#[0-9a-f]{6}$/i.test(colors?.[scheme]?.[key] ?? "")) {
+        throw new TypeError(`the sizer's data has no ${scheme} colour for ${key}`);
+      }
+    }
+    return `--ffn-light: ${colors.light[key]}; --ffn-dark: ${colors.dark[key]}`;
+  };
+  const rows = Object.entries(parts).map(([key, label]) =>
+    `<tr data-part="${key}"><th scope="row" id="${id}-part-${key}"><span class="ffn-part-swatch `
+    + `ffn-part--${key}" style="${color(key)}"></span>${escape(label)}</th>`
+    + `<td><output data-part-count="${key}" aria-labelledby="${id}-part-${key}"></output></td>`
+    + `<td><output data-part-share="${key}" aria-label="${escape(label)}, share of the total">`
+    + "</output></td></tr>").join("");
+  const segments = Object.keys(parts).map(key =>
+    `<span class="ffn-part-segment ffn-part--${key}" data-segment="${key}" `
+    + `style="${color(key)}"></span>`).join("");
+  return `
+      <section class="ffn-sizer__parts" aria-labelledby="${id}-parts-title">
+        <p class="ffn-widget__title" id="${id}-parts-title"><strong>Where the parameters
+          go</strong>: the whole model, <output data-part-count="total"></output> parameters</p>
+        <p class="ffn-widget__note" data-parts-note aria-live="polite"></p>
+        <div class="ffn-sizer__bar" aria-hidden="true">${segments}</div>
+        <div class="ffn-table"><table class="ffn-sizer__parts-table">
+          <thead><tr><th scope="col">part</th><th scope="col">parameters</th>
+            <th scope="col">share</th></tr></thead>
+          <tbody>${rows}
+            <tr data-part="active"><th scope="row" id="${id}-part-active">One token uses</th>
+              <td><output data-part-count="active" aria-labelledby="${id}-part-active">
+              </output></td><td><output data-part-share="active"
+              aria-label="one token uses, share of the total"></output></td></tr>
+          </tbody></table></div>
+      </section>`;
 }
 
 const input = (form, name) => form.elements.namedItem(name);
@@ -178,7 +223,7 @@ function show(form, preset) {
   } catch (error) {
     if (rule) input(form, "dFf").value = "";  // the rule's width: none for refused dimensions
     note.textContent = `Not a model ffn would count: ${error.message}.`;
-    if (error instanceof TypeError || error instanceof RangeError) return;
+    if (error instanceof TypeError || error instanceof RangeError) return null;
     throw error;
   }
   if (rule) input(form, "dFf").value = shown.dFf;  // the width the rule gives the fields
@@ -188,12 +233,50 @@ function show(form, preset) {
     out.value = text;
     out.closest(".ffn-result").hidden = text === "";
   }
+  return m;
+}
+
+// The breakdown of checked dimensions `m` (null: refused, then none is shown): each part's
+// count and share (lab.breakdownNumbers), its row and segment hidden when it is 0.
+function showParts(form, m) {
+  const section = form.querySelector(".ffn-sizer__parts");
+  const note = section.querySelector("[data-parts-note]");
+  for (const element of section.querySelectorAll("output")) element.value = "";
+  const shown = m === null ? null : lab.breakdownNumbers(m);
+  section.querySelector(".ffn-sizer__bar").hidden = shown === null;
+  section.querySelector("table").hidden = shown === null;
+  if (shown === null) {
+    note.textContent = m === null ? "" : `${m.name} has no vocabulary size in ffn.models, `
+      + "so ffn counts no whole model: no embeddings, head or norms to show.";
+    return;
+  }
+  note.textContent = m.tiedHead ? "The output head reuses the embedding matrix (tied), so it "
+    + "adds no parameters." : "";
+  section.querySelector('[data-part-count="total"]').value = shown.total;
+  const counts = Object.fromEntries(lab.breakdown(m));
+  const total = Object.values(counts).reduce((sum, n) => sum + n, 0n);
+  for (const row of section.querySelectorAll("tr[data-part]")) {
+    const key = row.dataset.part;
+    row.querySelector(`[data-part-count="${key}"]`).value = shown[key];
+    row.querySelector(`[data-part-share="${key}"]`).value = shown[`${key}Share`];
+    row.hidden = key === "active" ? shown.active === "" : counts[key] === 0n;
+  }
+  for (const segment of section.querySelectorAll("[data-segment]")) {
+    const n = counts[segment.dataset.segment];  // the bar's widths: drawing, not a number shown
+    segment.style.flexGrow = String(lab.exactRatio(n, total));
+    segment.hidden = n === 0n;
+  }
 }
 
 // ---- describe: what the typed dimensions keep of the preset, in words
 
 function keptNote(preset, moe) {
   const kept = [];
+  if (preset.vocabSize !== null) {
+    kept.push(`a vocabulary of ${formatInt(preset.vocabSize)} tokens`
+              + (preset.nPositions ? ` and ${formatInt(preset.nPositions)} positions` : ""));
+  }
+  if (preset.other) kept.push(`${formatInt(preset.other)} parameters in no other part`);
   if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
   if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
   if (preset.attentionPerLayer !== null) kept.push("its attention's own parameter count");

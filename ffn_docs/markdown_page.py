@@ -1,7 +1,10 @@
-"""A Markdown page seen the way the doc-tests see it: code blocks, their output, prose ties.
+"""A Markdown page as the doc-tests and the site's build read it: its python blocks (fences,
+options, the output shown under each) and the numbers its prose ties to code.
 
+The harness (harness/) runs and checks these blocks; the build (hooks/reader_notebooks.py,
+reader_notebook.py) turns them into a reader's notebook. Both read a page here, the same way.
 Line numbers are 0-based indices into the page's lines everywhere in this module; the
-plugin adds 1 when it talks to a person.
+harness adds 1 when it talks to a person.
 """
 
 from __future__ import annotations
@@ -12,9 +15,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-# A Material admonition (`!!!`, `???`, `???+`) or content tab (`===`) header. Its body is
-# indented by four spaces, which hides fenced code from a CommonMark parser.
-_CONTAINER = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?|===) ")
+from ffn_docs.containers import FENCE, flatten_containers
+
 # Python fence languages the harness runs.
 PYTHON_LANGS = ("py", "python", "python3")
 # Opening and closing lines of an output region rendered as Markdown (tables, lists).
@@ -36,47 +38,14 @@ TIE_OPEN = "<!--="
 BOM = "\ufeff"
 # Line endings as CommonMark (and so MkDocs) reads them: a bare CR ends a line too.
 NEWLINES = re.compile(r"\r\n|\r|\n")
-# A fence's opening run (CommonMark: three or more backticks or tildes).
-_FENCE = re.compile(r"^ *(?P<fence>`{3,}|~{3,})")
 # Fence options the harness acts on. Anything else on a python fence is a typo
 # (`continuaton`) that would silently change what runs, except `key="value"` attributes
 # (Material's `title="..."`, `linenums="1"`, `hl_lines="2 3"`), which only change the looks.
-# `torch` marks a PyTorch block: run only where `import torch` works (see the plugin).
+# `torch` marks a PyTorch block: run only where `import torch` works (harness/running.py).
 OPTIONS = ("continuation", "notest", "torch")
 _ATTRIBUTE = re.compile(r"""[\w-]+=(?:"[^"]*"|'[^']*'|\S*)""")
 # A block that prints but shows no output says why, in a comment the reader sees.
 EXEMPT = re.compile(r"#[ \t]*output not shown:[ \t]*\S")
-
-
-def flatten_containers(text: str) -> str:
-    """Remove admonition/tab headers and their body indentation, keeping line numbers."""
-    lines = text.split("\n")
-    changed = True
-    while changed:  # one nesting level per pass
-        changed = False
-        out: list[str] = []
-        fence = ""  # the open fence's run: inside a fence, `!!! x` is printed text, not a header
-        i = 0
-        while i < len(lines):
-            f = _FENCE.match(lines[i])
-            if fence and re.fullmatch(rf" *{fence[0]}{{{len(fence)},}} *", lines[i]):
-                fence = ""
-            elif f and not fence:
-                fence = f["fence"]
-            m = None if fence else _CONTAINER.match(lines[i])
-            if not m:
-                out.append(lines[i])
-                i += 1
-                continue
-            changed = True
-            n = len(m["indent"])
-            out.append("")  # the header line becomes blank
-            i += 1
-            while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" " * (n + 4))):
-                out.append(lines[i][:n] + lines[i][n + 4 :] if lines[i].strip() else "")
-                i += 1
-        lines = out
-    return "\n".join(lines)
 
 
 class ContainerAwareMarkdownIt(MarkdownIt):
@@ -320,7 +289,7 @@ def _check_ties(line: str, ties: list[re.Match[str]], where: str) -> None:
 def _closed(tok: object, lines: list[str]) -> bool:
     """Whether a fence token ends with a closing fence line (not at the end of the page)."""
     first, last = tok.map  # type: ignore[attr-defined]
-    opening = _FENCE.match(lines[first].removeprefix(BOM))
+    opening = FENCE.match(lines[first].removeprefix(BOM))
     if opening is None:  # a fence in a block quote (`> ````): left to CommonMark
         return True
     fence = opening["fence"]
@@ -334,7 +303,7 @@ def _output_at(tokens: list, j: int, lines: list[str], path: Path) -> Output | N
     tok = tokens[j]
     first, last = tok.map
     if tok.type == "fence" and fence_info(tok.info)[:1] == ["text"]:
-        fence = _FENCE.match(lines[first])["fence"]  # type: ignore[index]
+        fence = FENCE.match(lines[first])["fence"]  # type: ignore[index]
         closed = _closed(tok, lines)
         return Output("text", first, first + 1, last - 1 if closed else last, last,
                       _indent_of(lines[first]), fence, closed)
