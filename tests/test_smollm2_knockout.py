@@ -2,7 +2,7 @@
 
 Current: it records the sha256 of the model file it was computed from, the prompts, the dtype
 and TOP; each must be what is installed and what data.py asks for now, or the table is stale
-(regenerate: `PYTHONPATH=$PWD .venv/bin/python -m widgets.knockout.data`).
+(regenerate: see widgets/knockout/data.py).
 
 Right, recomputed two ways for a sample of rows (every clean run; for each prompt the FFN and
 the attention knock-out that lower the clean first token most, layer 0 of each, and two layers
@@ -77,9 +77,9 @@ def test_rows_recomputed_by_ffn(prompt: str, kind: str, layer: int | None) -> No
     np.testing.assert_allclose(got["watch"], want["watch"], rtol=SAME_CODE_RTOL)
 
 
-def hf_probabilities(tokens: list[int], kind: str, layer: int | None) -> np.ndarray:
-    """transformers' next-token distribution (float64 softmax of its float32 logits) with
-    layer ``layer``'s MLP or attention output zeroed by a forward hook; and its max |logit|."""
+def hf_knocked_logits(tokens: list[int], kind: str, layer: int | None) -> np.ndarray:
+    """transformers' next-token logits after the last token (float32, returned as float64)
+    with layer ``layer``'s MLP or attention output zeroed by a forward hook."""
     from tests.test_smollm2_transformers import hf_model, one_torch_thread, torch
 
     model = hf_model("float32")
@@ -109,7 +109,7 @@ def test_rows_recomputed_by_transformers(prompt: str, kind: str, layer: int | No
     from tests.test_smollm2_transformers import F32_RTOL
 
     e = next(e for e in TABLE["prompts"] if e["name"] == prompt)
-    logits = hf_probabilities(e["tokens"], kind, layer)  # (vocab_size,)
+    logits = hf_knocked_logits(e["tokens"], kind, layer)  # (vocab_size,)
     log_p = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
     bound = 2 * F32_RTOL * np.abs(logits).max()
     want = knockout.row(TABLE, prompt, kind, layer)

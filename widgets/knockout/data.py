@@ -2,13 +2,15 @@
 tokens on a few prompts, clean and with one layer's FFN output or attention output set to zero,
 all computed by ffn.smollm2.
 
-The table is 61 forwards a prompt (the clean run, 30 FFN and 30 attention knock-outs): a few
-minutes on a busy machine, too slow for every site build. So it is generated once and committed
+The table is 61 forwards a prompt (the clean run, 30 FFN and 30 attention knock-outs): about
+a minute on one thread, and several on a busy machine with BLAS's threads fighting over its
+cores (measured here: 0.16 s of CPU a forward on one thread, 2.6 s with the default threads),
+too slow for every site build. So it is generated once and committed
 (knockout.json, beside this file) with what it was computed from: the model file's sha256, the
 prompts, the dtype and TOP. tests/test_smollm2_knockout.py checks that record against the
 installed file and recomputes some rows with ffn and with transformers; regenerate with
 
-    PYTHONPATH=$PWD .venv/bin/python -m widgets.knockout.data
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python -m widgets.knockout.data
 
 The build (render) only reads the JSON: it needs neither the model nor gguf.
 """
