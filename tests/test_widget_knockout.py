@@ -64,6 +64,19 @@ def test_every_row_chosen_and_printed_as_data_py(lab: NodeLab) -> None:
     assert seen == len(TABLE["prompts"]) * (1 + 2 * N_LAYERS) == 183
 
 
+def test_every_layer_profile_as_data_py(lab: NodeLab) -> None:
+    for e in TABLE["prompts"]:
+        for kind in knockout.KINDS:
+            want = knockout.layer_profile(TABLE, e["name"], kind)
+            assert want == [r["watch"] for r in e[kind]] and len(want) == N_LAYERS
+            assert lab.call("layerProfile", DATA, e["name"], kind) == want
+    for bad, arg in ((("fact", "none"), "kind"), (("fact", "mlp"), "kind"),
+                     (("nope", "ffn"), "prompt")):
+        with pytest.raises(NodeError) as error:
+            lab.call("layerProfile", DATA, *bad)
+        assert arg in error.value.message
+
+
 def test_the_sentence_names_the_watched_token_and_both_numbers() -> None:
     # Written out once, so the sentence's form is checked by eye and not only against itself.
     fact = next(e for e in TABLE["prompts"] if e["name"] == "fact")

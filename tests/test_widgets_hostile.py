@@ -857,6 +857,8 @@ NOT_HERE = {
     "percentText": "the knock-out widget's format: hypothesis and bad p in "
                    "test_widget_knockout.py",
     "tokenLabel": "the knock-out widget's format (test_widget_knockout.py)",
+    "layerProfile": "a column of the knock-out table: every prompt and kind, and bad ones, in "
+                    "test_widget_knockout.py",
 }
 
 

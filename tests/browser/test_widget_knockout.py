@@ -53,6 +53,22 @@ def assert_shows(widget: Locator, prompt: str, kind: str, layer: int | None) -> 
         assert abs(bar - max(p * inner, 1.0)) <= 1.0, (bar, inner, p)
 
 
+    # The overview: a bar per layer and kind, its height the probability of the clean run's
+    # first token with that layer zeroed (out of the row's 52 units); the chosen one marked.
+    bars = widget.locator(".ffn-knockout__layer").evaluate_all(
+        "rects => rects.map(r => [r.dataset.kind, Number(r.dataset.layer),"
+        " Number(r.getAttribute('height')), r.classList.contains('ffn-knockout__layer--chosen')])")
+    assert len(bars) == 2 * N_LAYERS
+    for bar_kind, i, height, chosen in bars:
+        want_p = knockout.layer_profile(TABLE, prompt, bar_kind)[i]
+        assert abs(height - 52 * want_p) <= 1e-9, (bar_kind, i, height, want_p)
+        assert chosen == (bar_kind == kind and i == layer)
+    label = widget.locator(".ffn-knockout__overview").get_attribute("aria-label") or ""
+    clean = knockout.row(TABLE, prompt, "none", None)
+    assert label.startswith(f"Bar chart of P({knockout.token_label(clean['texts'][0])}) with "
+                            "each layer zeroed")
+
+
 def prompt_radio(widget: Locator, prompt: str) -> Locator:
     return widget.get_by_role("radio", name=re.compile("^" + PROMPT_WORDS[prompt]))
 

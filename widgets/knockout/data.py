@@ -77,6 +77,12 @@ def change_sentence(table: dict[str, Any], prompt: str, kind: str, layer: int | 
             "with nothing zeroed).")
 
 
+def layer_profile(table: dict[str, Any], prompt: str, kind: str) -> list[float]:
+    """P(the clean run's first token) with each layer's ``kind`` output zeroed, layer 0 first
+    (lab.js's layerProfile)."""
+    return [row(table, prompt, kind, i)["watch"] for i in range(table["n_layers"])]
+
+
 def top(model: Any, tokens: list[int], patch: dict[tuple[str, int], float] | None,
         watch: int | None) -> dict[str, Any]:
     """One run's top TOP next tokens ({"ids", "texts", "p"}), and the probability of the

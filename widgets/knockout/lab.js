@@ -67,3 +67,11 @@ export function changeSentence(table, prompt, kind, layer) {
   return `With layer ${layer}'s ${KIND_WORDS[kind]} zeroed, ${watched} is `
     + `${percentText(row.watch, digits)} (${percentText(clean.p[0], digits)} with nothing zeroed).`;
 }
+
+/** For `prompt` and `kind` ("ffn" or "attn"), the probability of the clean run's first token
+ * with each layer's output of that kind zeroed, layer 0 first: the widget's overview. */
+export function layerProfile(table, prompt, kind) {
+  checkChoice(kind, "kind", KNOCKOUT_KINDS.slice(1));
+  knockoutRow(table, prompt, "none", null);  // checks the table and the prompt
+  return table.prompts.find(e => e.name === prompt)[kind].map(r => r.watch);
+}

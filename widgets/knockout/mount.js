@@ -4,10 +4,13 @@
 // the row and prints it, with ./lab.js (held to data.py in tests/test_widget_knockout.py; the
 // page in tests/browser/test_widget_knockout.py). The steps: build the controls, read them,
 // choose the row, draw the bars, describe.
-import {KNOCKOUT_KINDS, changeSentence, knockoutRow, percentText, tokenLabel} from "./lab.js";
+import {KNOCKOUT_KINDS, changeSentence, knockoutRow, layerProfile, percentText, tokenLabel}
+  from "./lab.js";
 import {escape, fragment, uid} from "../_shared/dom.js";
 
 const PROMPT_WORDS = {fact: "A fact", counting: "Counting", code: "Code"};
+// The overview: a row of bars per kind, one bar per layer, in viewBox units.
+const CHART = {width: 320, left: 70, right: 4, top: 6, row: 52, gap: 14};
 
 export function mount(root) {
   const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
@@ -20,6 +23,7 @@ export function mount(root) {
   const update = () => {
     const {prompt, kind, layer} = read(live, id, selects);
     draw(live, data, knockoutRow(data, prompt, kind, layer));
+    drawOverview(live, data, prompt, kind, layer);
     live.querySelector('[data-result="change"]').value = changeSentence(data, prompt, kind,
                                                                         layer);
   };
@@ -67,6 +71,8 @@ function controls(id, data) {
             ${layers.map(i => `<option value="${i}">layer ${i}</option>`).join("")}
           </select></div>`).join("")}
       </div>
+      <svg class="ffn-plot ffn-knockout__overview" viewBox="0 0 ${CHART.width} ${
+        CHART.top + 2 * CHART.row + CHART.gap + 16}" role="img"></svg>
       <p class="ffn-knockout__change" aria-live="polite"><output data-result="change"
         aria-label="the change"></output></p>
       <div class="ffn-table"><table class="ffn-knockout__table">
@@ -102,4 +108,45 @@ function draw(live, data, row) {
     live.querySelector(`tr[data-rank="${r}"] .ffn-knockout__bar`).style.width =
       `${100 * row.p[r]}%`;
   });
+}
+
+// ---- the overview: for each kind, a bar per layer, the probability of the clean run's first
+// token with that layer zeroed (out of 100%); the dashed line is the clean run's, the chosen
+// layer's bar in the link colour
+
+function drawOverview(live, data, prompt, kind, layer) {
+  const svg = live.querySelector(".ffn-knockout__overview");
+  const clean = knockoutRow(data, prompt, "none", null);
+  const step = (CHART.width - CHART.left - CHART.right) / data.n_layers;
+  const parts = [];
+  Object.entries(data.kinds).forEach(([k, label], n) => {
+    const base = CHART.top + n * (CHART.row + CHART.gap) + CHART.row;  // the row's zero line
+    const y = p => base - p * CHART.row;
+    parts.push(`<text x="0" y="${base - CHART.row / 2}" dominant-baseline="middle">${
+      escape(label)}</text>`);
+    layerProfile(data, prompt, k).forEach((p, i) => {
+      const chosen = k === kind && BigInt(i) === layer;
+      parts.push(`<rect class="ffn-knockout__layer${chosen ? " ffn-knockout__layer--chosen"
+        : ""}" data-kind="${k}" data-layer="${i}" x="${CHART.left + i * step + 0.5}" y="${
+        y(p)}" width="${step - 1}" height="${base - y(p)}"></rect>`);
+    });
+    parts.push(`<line class="ffn-knockout__clean" x1="${CHART.left}" x2="${
+      CHART.width - CHART.right}" y1="${y(clean.p[0])}" y2="${y(clean.p[0])}"></line>`);
+  });
+  const bottom = CHART.top + 2 * CHART.row + CHART.gap + 14;
+  parts.push(`<text x="${CHART.left}" y="${bottom}">layer 0</text>`,
+             `<text x="${CHART.width - CHART.right}" y="${bottom}" text-anchor="end">layer ${
+               data.n_layers - 1}</text>`);
+  svg.innerHTML = `<title>${escape(describe(data, prompt))}</title>${parts.join("")}`;
+  svg.setAttribute("aria-label", describe(data, prompt));
+}
+
+// ---- describe: the overview, for screen readers
+
+function describe(data, prompt) {
+  const clean = knockoutRow(data, prompt, "none", null);
+  const watched = `P(${tokenLabel(clean.texts[0])})`;
+  return `Bar chart of ${watched} with each layer zeroed, one row of ${data.n_layers} bars `
+    + `per kind (${Object.values(data.kinds).join(", ")}), layer 0 on the left; the dashed `
+    + `line is ${percentText(clean.p[0], BigInt(data.digits))}, with nothing zeroed.`;
 }
