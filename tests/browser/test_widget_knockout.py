@@ -63,6 +63,7 @@ def assert_shows(widget: Locator, prompt: str, kind: str, layer: int | None) -> 
         want_p = knockout.layer_profile(TABLE, prompt, bar_kind)[i]
         assert abs(height - 52 * want_p) <= 1e-9, (bar_kind, i, height, want_p)
         assert chosen == (bar_kind == kind and i == layer)
+    expect(widget.locator(".ffn-knockout__mark")).to_have_count(0 if kind == "none" else 1)
     label = widget.locator(".ffn-knockout__overview").get_attribute("aria-label") or ""
     clean = knockout.row(TABLE, prompt, "none", None)
     assert label.startswith(f"Bar chart of P({knockout.token_label(clean['texts'][0])}) with "

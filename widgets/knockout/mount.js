@@ -72,7 +72,7 @@ function controls(id, data) {
           </select></div>`).join("")}
       </div>
       <svg class="ffn-plot ffn-knockout__overview" viewBox="0 0 ${CHART.width} ${
-        CHART.top + 2 * CHART.row + CHART.gap + 16}" role="img"></svg>
+        CHART.top + 2 * CHART.row + CHART.gap + 20}" role="img"></svg>
       <p class="ffn-knockout__change" aria-live="polite"><output data-result="change"
         aria-label="the change"></output></p>
       <div class="ffn-table"><table class="ffn-knockout__table">
@@ -126,6 +126,10 @@ function drawOverview(live, data, prompt, kind, layer) {
       escape(label)}</text>`);
     layerProfile(data, prompt, k).forEach((p, i) => {
       const chosen = k === kind && BigInt(i) === layer;
+      if (chosen) {  // under the bar, seen even when the bar is near zero
+        parts.push(`<rect class="ffn-knockout__mark" x="${CHART.left + i * step}" y="${
+          base + 2}" width="${step}" height="4"></rect>`);
+      }
       parts.push(`<rect class="ffn-knockout__layer${chosen ? " ffn-knockout__layer--chosen"
         : ""}" data-kind="${k}" data-layer="${i}" x="${CHART.left + i * step + 0.5}" y="${
         y(p)}" width="${step - 1}" height="${base - y(p)}"></rect>`);
@@ -133,7 +137,7 @@ function drawOverview(live, data, prompt, kind, layer) {
     parts.push(`<line class="ffn-knockout__clean" x1="${CHART.left}" x2="${
       CHART.width - CHART.right}" y1="${y(clean.p[0])}" y2="${y(clean.p[0])}"></line>`);
   });
-  const bottom = CHART.top + 2 * CHART.row + CHART.gap + 14;
+  const bottom = CHART.top + 2 * CHART.row + CHART.gap + 18;
   parts.push(`<text x="${CHART.left}" y="${bottom}">layer 0</text>`,
              `<text x="${CHART.width - CHART.right}" y="${bottom}" text-anchor="end">layer ${
                data.n_layers - 1}</text>`);
