@@ -66,6 +66,9 @@ def assert_shows(widget: Locator, prompt: str, kind: str, layer: int | None) -> 
     expect(widget.locator(".ffn-knockout__mark")).to_have_count(0 if kind == "none" else 1)
     label = widget.locator(".ffn-knockout__overview").get_attribute("aria-label") or ""
     clean = knockout.row(TABLE, prompt, "none", None)
+    expect(widget.locator("[data-legend]")).to_have_text(
+        f"P({knockout.token_label(clean['texts'][0])}) with each layer zeroed, by kind; the "
+        "dashed line: nothing zeroed.")
     assert label.startswith(f"Bar chart of P({knockout.token_label(clean['texts'][0])}) with "
                             "each layer zeroed")
 

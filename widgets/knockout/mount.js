@@ -71,6 +71,7 @@ function controls(id, data) {
             ${layers.map(i => `<option value="${i}">layer ${i}</option>`).join("")}
           </select></div>`).join("")}
       </div>
+      <p class="ffn-widget__note ffn-knockout__legend" data-legend aria-hidden="true"></p>
       <svg class="ffn-plot ffn-knockout__overview" viewBox="0 0 ${CHART.width} ${
         CHART.top + 2 * CHART.row + CHART.gap + 20}" role="img"></svg>
       <p class="ffn-knockout__change" aria-live="polite"><output data-result="change"
@@ -143,6 +144,9 @@ function drawOverview(live, data, prompt, kind, layer) {
                data.n_layers - 1}</text>`);
   svg.innerHTML = `<title>${escape(describe(data, prompt))}</title>${parts.join("")}`;
   svg.setAttribute("aria-label", describe(data, prompt));
+  // What the chart shows, in sight (screen readers have the chart's label, which says it all).
+  live.querySelector("[data-legend]").textContent = `P(${tokenLabel(clean.texts[0])}) with `
+    + "each layer zeroed, by kind; the dashed line: nothing zeroed.";
 }
 
 // ---- describe: the overview, for screen readers
