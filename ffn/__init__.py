@@ -21,6 +21,8 @@ from ffn.clamped import ClampedSwiGLU, split_gate_up
 from ffn.counting import (
     count_attention_parameters,
     count_flops,
+    count_moe_flops,
+    count_moe_parameters,
     count_parameters,
     largest_d_ff,
     llama_d_ff,
@@ -39,8 +41,9 @@ from ffn.inference import (
 )
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
-from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, ModelDims, get_model
-from ffn.moe import Dispatch, MixtureOfExperts, count_moe_flops, count_moe_parameters
+from ffn.model_dims import ModelDims
+from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, get_model
+from ffn.moe import Dispatch, MixtureOfExperts
 from ffn.moe_presets import GatedSharedMoE, GroupedExperts, InputScaledMoE, RouterBiasMoE
 from ffn.parallel import ParallelBlock
 from ffn.report import Discrepancy, discrepancies

@@ -69,6 +69,14 @@ def positive_int(value: object, name: str, zero_ok: bool = False, kind: str = "a
     return int(value)
 
 
+def top_k(k: object, n_experts: int) -> int:
+    """``k`` if it is an int in ``[1, n_experts]`` (the experts a token uses)."""
+    k = positive_int(k, "top_k")
+    if k > n_experts:
+        raise ValueError(f"top_k must be at most n_experts = {n_experts}, got {k}")
+    return k
+
+
 def widths(d_model: object, d_ff: object) -> tuple[int, int]:
     """``d_model`` and ``d_ff`` as positive ints whose ``(d_model, d_ff)`` matrix numpy can hold."""
     d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")

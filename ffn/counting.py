@@ -1,6 +1,9 @@
-"""Counting a feed-forward block (and attention, for the FFN's share): parameters and FLOPs.
+"""Every count in one room: parameters and FLOPs of a feed-forward block, of a mixture of
+experts and its router, and of the attention sublayers beside them (plain, grouped heads, latent,
+Gated DeltaNet), plus LLaMA's width rule and Llama 4's vision tower.
 
-Every function raises TypeError or ValueError for an argument of the wrong type or size.
+Each public function checks its own arguments once, at its start (a TypeError or ValueError
+naming the argument); ``ModelDims`` and ``ffn.inference`` ask these functions, never a twin.
 """
 
 from __future__ import annotations
@@ -10,20 +13,10 @@ from ffn import _validate as check
 
 def count_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = False) -> int:
     """Trainable parameters of a block: ``W1``, ``W2`` (and a gate's ``V``), and their biases."""
-    return _parameters(*_block_args(d_model, d_ff, bias, gated))
-
-
-def _block_args(d_model: object, d_ff: object, bias: object,
-                gated: object) -> tuple[int, int, bool, bool]:
-    """``count_parameters``' arguments checked: positive ints, then bools (``gated`` first)."""
     d_model = check.positive_int(d_model, "d_model")
     d_ff = check.positive_int(d_ff, "d_ff")
     gated = check.boolean(gated, "gated")
-    return d_model, d_ff, check.boolean(bias, "bias"), gated
-
-
-def _parameters(d_model: int, d_ff: int, bias: bool, gated: bool) -> int:
-    """``count_parameters`` of checked arguments (a ``ModelDims``' fields, say)."""
+    bias = check.boolean(bias, "bias")
     n_in = 2 if gated else 1  # matrices d_model -> d_ff
     weights = (n_in + 1) * d_model * d_ff  # the input matrices and W2
     biases = n_in * d_ff + d_model if bias else 0
@@ -38,22 +31,26 @@ def count_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
     does two per weight (for the input and the weight). Biases and activations are left out:
     about ``d_model`` times smaller.
     """
-    return _flops(*_flop_args(d_model, d_ff, n_tokens, gated, backward))
-
-
-def _flop_args(d_model: object, d_ff: object, n_tokens: object, gated: object,
-               backward: object) -> tuple[int, int, int, bool, bool]:
-    """``count_flops``' arguments checked, in their order: positive ints, then bools."""
-    return (check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff"),
-            check.positive_int(n_tokens, "n_tokens"), check.boolean(gated, "gated"),
-            check.boolean(backward, "backward"))
-
-
-def _flops(d_model: int, d_ff: int, n_tokens: int, gated: bool, backward: bool) -> int:
-    """``count_flops`` of checked arguments."""
+    d_model, d_ff = check.positive_int(d_model, "d_model"), check.positive_int(d_ff, "d_ff")
+    n_tokens = check.positive_int(n_tokens, "n_tokens")
+    gated, backward = check.boolean(gated, "gated"), check.boolean(backward, "backward")
     n_matrices = 3 if gated else 2
     forward = n_matrices * 2 * n_tokens * d_model * d_ff
     return 3 * forward if backward else forward
+
+
+def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = False) -> int:
+    """The largest ``d_ff`` with ``count_parameters(d_model, d_ff, bias, gated) <= budget``.
+
+    A ValueError if even ``d_ff = 1`` is over the budget.
+    """
+    budget = check.positive_int(budget, "budget")
+    smallest = count_parameters(d_model, 1, bias, gated)  # and checks the other arguments
+    per_unit = count_parameters(d_model, 2, bias, gated) - smallest  # the cost of each d_ff unit
+    if budget < smallest:
+        raise ValueError(
+            f"budget {budget} is below the {smallest} parameters of a block with d_ff = 1")
+    return 1 + (budget - smallest) // per_unit
 
 
 def llama_d_ff(d_model: int, multiple_of: int = 256,
@@ -104,6 +101,61 @@ def _llama_d_ff(d_model: int, multiple_of: int, multiplier: float | None) -> int
     return multiple_of * -(-hidden // multiple_of)  # ceiling division
 
 
+# A mixture of experts: the router, and the experts a token uses.
+
+
+def router_parameters(d_model: int, n_experts: int, bias: bool = False) -> int:
+    """A router's ``(d_model, n_experts)`` matrix, and with ``bias`` one number per expert
+    (gpt-oss); every token uses all of it."""
+    d_model = check.positive_int(d_model, "d_model")
+    n_experts = check.positive_int(n_experts, "n_experts")
+    return d_model * n_experts + (n_experts if check.boolean(bias, "bias") else 0)
+
+
+def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
+                         bias: bool = True, gated: bool = False,
+                         router_bias: bool = False) -> int:
+    """Parameters of ``n_experts`` blocks and their router (``top_k <= n_experts``: a token's).
+
+    ``bias``: the experts' biases; ``router_bias``: the router's (gpt-oss).
+    """
+    n_experts = check.positive_int(n_experts, "n_experts")
+    used = n_experts if top_k is None else check.top_k(top_k, n_experts)
+    expert = count_parameters(d_model, d_ff, bias, gated)  # and checks those four
+    return used * expert + router_parameters(d_model, n_experts, router_bias)
+
+
+def shared_expert_parameters(d_model: int, d_ff: int, bias: bool = True, gated: bool = False,
+                             gate: bool = False) -> int:
+    """Shared experts of width ``d_ff`` together, which every token uses, as one block; with
+    ``gate``, Qwen's sigmoid gate on them, a ``(d_model, 1)`` matrix."""
+    block = count_parameters(d_model, d_ff, bias, gated)  # and checks those four
+    return block + (d_model if check.boolean(gate, "gate") else 0)
+
+
+def shared_expert_flops(d_model: int, d_ff: int, n_tokens: int = 1, gated: bool = False,
+                        gate: bool = False, backward: bool = False) -> int:
+    """FLOPs of the shared experts' matrix products, and of their gate's ``(d_model, 1)``
+    product with ``gate`` (``backward``: three times as many, as ``count_flops``)."""
+    block = count_flops(d_model, d_ff, n_tokens, gated, backward)  # and checks those five
+    gate_forward = 2 * n_tokens * d_model if check.boolean(gate, "gate") else 0
+    return block + (3 * gate_forward if backward else gate_forward)
+
+
+def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
+                    gated: bool = False, backward: bool = False) -> int:
+    """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
+    n_experts = check.positive_int(n_experts, "n_experts")
+    top_k = check.top_k(top_k, n_experts)
+    experts = top_k * count_flops(d_model, d_ff, n_tokens, gated, backward)  # checks the rest
+    router = 2 * n_tokens * d_model * n_experts  # (n_tokens, d_model) @ (d_model, n_experts)
+    return experts + (3 * router if backward else router)
+
+
+# Attention beside the FFN: plain, grouped heads, latent (DeepSeek), Gated DeltaNet (Qwen3-Next);
+# and Llama 4's vision tower.
+
+
 def count_attention_parameters(d_model: int, bias: bool = True, kv_dim: int | None = None) -> int:
     """Parameters of one attention sublayer's query, key, value and output projections.
 
@@ -116,15 +168,92 @@ def count_attention_parameters(d_model: int, bias: bool = True, kv_dim: int | No
     return 2 * d_model * (d_model + kv) + biases
 
 
-def largest_d_ff(budget: int, d_model: int, bias: bool = True, gated: bool = False) -> int:
-    """The largest ``d_ff`` with ``count_parameters(d_model, d_ff, bias, gated) <= budget``.
+def head_attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, head_dim: int,
+                              bias: bool = False, sinks: bool = False, qk_norm: bool = False,
+                              output_gate: bool = False) -> int:
+    """One attention sublayer whose heads are not ``d_model`` wide together (gpt-oss, Qwen3).
 
-    A ValueError if even ``d_ff = 1`` is over the budget.
+    Q is ``(d_model, n_heads * head_dim)``, K and V ``(d_model, n_kv_heads * head_dim)``, O
+    back to ``d_model``; ``bias``: all four have biases (gpt-oss); ``sinks``: one learned
+    logit per head (gpt-oss's attention sinks); ``qk_norm``: an RMSNorm scale of ``head_dim``
+    on queries and one on keys (Qwen3); ``output_gate``: Q is twice as wide, its second half a
+    sigmoid gate on the heads' output (Qwen3-Next's gated attention). The sizes are positive
+    ints, the flags bools (a TypeError or ValueError naming the argument otherwise).
     """
-    budget = check.positive_int(budget, "budget")
-    smallest = count_parameters(d_model, 1, bias, gated)  # and checks the other arguments
-    per_unit = count_parameters(d_model, 2, bias, gated) - smallest  # the cost of each d_ff unit
-    if budget < smallest:
-        raise ValueError(
-            f"budget {budget} is below the {smallest} parameters of a block with d_ff = 1")
-    return 1 + (budget - smallest) // per_unit
+    d_model, n_heads, n_kv_heads, head_dim = _counts(d_model=d_model, n_heads=n_heads,
+                                                     n_kv_heads=n_kv_heads, head_dim=head_dim)
+    bias, sinks, qk_norm, output_gate = (check.boolean(v, k) for k, v in (
+        ("bias", bias), ("sinks", sinks), ("qk_norm", qk_norm), ("output_gate", output_gate)))
+    q, kv = n_heads * head_dim, n_kv_heads * head_dim
+    weights = d_model * q * (2 if output_gate else 1) + 2 * d_model * kv + q * d_model
+    biases = q * (2 if output_gate else 1) + 2 * kv + d_model if bias else 0
+    return weights + biases + (n_heads if sinks else 0) + (2 * head_dim if qk_norm else 0)
+
+
+def latent_attention_parameters(d_model: int, n_heads: int, q_rank: int, kv_rank: int,
+                                nope_dim: int, rope_dim: int, v_dim: int) -> int:
+    """One multi-head latent attention sublayer (DeepSeek-V2 and V3): projections and norms.
+
+    Queries and keys-with-values each pass through a low-rank bottleneck (``q_rank``,
+    ``kv_rank``) with an RMSNorm; each head's query and key has ``nope_dim`` plain and
+    ``rope_dim`` rotary dimensions, the rotary key shared by all heads. Every argument is a
+    positive int (a TypeError or ValueError naming it otherwise).
+    """
+    d_model, n_heads, q_rank, kv_rank, nope_dim, rope_dim, v_dim = _counts(
+        d_model=d_model, n_heads=n_heads, q_rank=q_rank, kv_rank=kv_rank, nope_dim=nope_dim,
+        rope_dim=rope_dim, v_dim=v_dim)
+    q = d_model * q_rank + q_rank + q_rank * n_heads * (nope_dim + rope_dim)  # down, norm, up
+    kv = d_model * (kv_rank + rope_dim) + kv_rank + kv_rank * n_heads * (nope_dim + v_dim)
+    return q + kv + n_heads * v_dim * d_model  # and the output projection
+
+
+def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int,
+                              key_dim: int, value_dim: int, conv_kernel: int) -> int:
+    """One Gated DeltaNet sublayer (Qwen3-Next's linear attention), as transformers builds it.
+
+    One input product makes queries and keys (``n_key_heads * key_dim`` each), values and an
+    output gate (``n_value_heads * value_dim`` each); another the per-value-head decay and
+    write strengths (two numbers a head). A depthwise causal convolution of ``conv_kernel``
+    taps runs over queries, keys and values; each value head has a decay rate and a time-step
+    bias; an RMSNorm of ``value_dim`` scales the output before the output projection. Every
+    argument is a positive int (a TypeError or ValueError naming it otherwise).
+    """
+    d_model, n_key_heads, n_value_heads, key_dim, value_dim, conv_kernel = _counts(
+        d_model=d_model, n_key_heads=n_key_heads, n_value_heads=n_value_heads, key_dim=key_dim,
+        value_dim=value_dim, conv_kernel=conv_kernel)
+    keys, values = n_key_heads * key_dim, n_value_heads * value_dim
+    inputs = d_model * (2 * keys + 2 * values) + d_model * 2 * n_value_heads
+    conv = (2 * keys + values) * conv_kernel  # one filter per channel, no bias
+    return inputs + conv + 2 * n_value_heads + value_dim + values * d_model
+
+
+def llama4_vision_parameters(d_model: int, n_layers: int, d_ff: int, image_size: int,
+                             patch_size: int, d_out: int, d_text: int, channels: int = 3) -> int:
+    """Parameters of Llama 4's vision tower and of its projector into the text model.
+
+    The tower (transformers' ``Llama4VisionModel``) is a ViT: each image patch of
+    ``patch_size**2 * channels`` pixels goes through a matrix without bias to ``d_model``; a
+    class token and a position per patch and for the class token are learned; ``n_layers``
+    layers hold attention with four biased ``d_model`` projections, a biased GELU FFN of width
+    ``d_ff`` and two LayerNorms; one LayerNorm before them and one after. Its adapter merges
+    2 x 2 neighbouring patches (pixel shuffle 0.5) and maps them through two matrices without
+    bias, ``4 d_model -> d_out -> d_out``; the projector maps ``d_out -> d_text``, without bias.
+    ``d_out`` is the released config's ``projector_input_dim``, ``projector_output_dim`` and
+    ``vision_output_dim``, which the forward pass needs equal.
+    """
+    d, layers, hidden, size, patch, out, text, rgb = _counts(
+        d_model=d_model, n_layers=n_layers, d_ff=d_ff, image_size=image_size,
+        patch_size=patch_size, d_out=d_out, d_text=d_text, channels=channels)
+    if patch > size:
+        raise ValueError(f"patch_size must be at most image_size {size}, got {patch}")
+    positions = (size // patch) ** 2 + 1  # every patch and the class token
+    per_layer = (count_attention_parameters(d, bias=True) + count_parameters(d, hidden)
+                 + 2 * 2 * d)  # two LayerNorms, scale and shift
+    embedding = rgb * patch * patch * d + d + positions * d  # patches, class token, positions
+    adapter = 4 * d * out + out * out
+    return embedding + 2 * 2 * d + layers * per_layer + adapter + out * text
+
+
+def _counts(**sizes: object) -> list[int]:
+    """Each size checked as a positive int (not a bool), in the order given."""
+    return [check.positive_int(value, name) for name, value in sizes.items()]

@@ -75,7 +75,7 @@ class FeedForward(Layer):
     @forward_pass
     @quiet
     def forward(self, x: object) -> FloatArray:
-        """``y = act(x @ W1 + b1) @ W2 + b2`` for ``x`` of shape ``(..., d_model)``."""
+        """``y = act(x @ W1 + b1) @ W2 + b2``; ``x`` is ``(..., d_model)``."""
         W1, b1, W2, b2 = self.W1, or_zero(self.b1), self.W2, or_zero(self.b2)
         x = self._flatten(x)  # (N, d_model)
         h_pre = x @ W1 + b1  # (N, d_ff)
@@ -89,7 +89,8 @@ class FeedForward(Layer):
     @one_thread
     @quiet
     def backward(self, dy: object) -> FloatArray:
-        """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``, from ``dL/dy``."""
+        """Gradients of the last forward: sets ``grads`` and returns ``dL/dx``,
+        from ``dL/dy``."""
         dy = self._flatten_grad(dy)  # (N, d_model)
         x, h_pre, h = self._saved_tensors
         dW2 = h.T @ dy  # (d_ff, d_model)

@@ -17,8 +17,7 @@ from fractions import Fraction
 
 from ffn import _validate as check
 from ffn.activations import ACTIVATIONS
-from ffn.counting import _parameters
-from ffn.models import ModelDims
+from ffn.model_dims import ModelDims
 
 BYTES_PER_VALUE: dict[str, int | Fraction] = {
     "float32": 4, "bfloat16": 2, "int8": 1, "e4m3": 1,
@@ -197,9 +196,8 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
             raise ValueError(f"{model.name}: with batch = {_size(batch)} and bytes_per_value = "
                              f"{_value(size)} the bytes exceed float64's range (1.8e308)"
                              ) from None
-    expert = _parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
-    matrices = _parameters(model.d_model, model.resolved_d_ff, False, model.gated)  # no biases
-    router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
+    expert, matrices = model.expert_parameters(), model.expert_parameters(biases=False)
+    router = model.router_parameters()
     read = _experts_read(model.n_experts, model.top_k, batch)
     moe_layers = model.moe_layers  # the dense FFNs: the leading ones and, with moe_every, between
     dense = (model.n_layers - moe_layers) * size * (model.dense_ffn_parameters() + activations)

@@ -1,246 +1,23 @@
-"""Published dimensions of well-known transformers, and what they imply for the FFN.
+"""The catalogue: published transformers by name, each with its family and year.
 
-Only the dimensions are data here; every derived number (parameters, shares, FLOPs) is
-computed with ``ffn.counting`` (and ``ffn.moe``'s counts for a mixture of experts).
+``CATALOGUE`` is the one list of every model ``ffn`` knows; the tuples below it are its
+selections the chapters print (``ALL_MODELS``: the models up to DeepSeek-V3). Every number
+derived from a model is ``ModelDims``' (``ffn.model_dims``), asked of ``ffn.counting``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NamedTuple
 
 from ffn import _validate as check
 from ffn.counting import (
-    _flops,
-    _llama_d_ff,
-    _parameters,
-    count_attention_parameters,
-    count_parameters,
-    llama_d_ff,
+    gated_deltanet_parameters,
+    head_attention_parameters,
+    latent_attention_parameters,
 )
-from ffn.moe import _moe_flops, _moe_parameters, check_top_k
-
-
-@dataclass(frozen=True)
-class ModelDims:
-    """The published dimensions of one transformer; ``parameter_parts`` counts the whole model."""
-
-    name: str
-    d_model: int  # width of the residual stream
-    d_ff: int | None  # published hidden width; None: LLaMA's rule, ffn.llama_d_ff (below)
-    n_layers: int  # transformer layers, each with one FFN
-    gated: bool  # True: a SwiGLU-style FFN with three matrices
-    bias: bool  # True: the FFN and attention projections have biases
-    source: str  # where the dimensions come from
-    n_attention: int | None = None  # attention sublayers in all; None: one per layer
-    vocab_size: int | None = None  # token embedding rows; None: whole-model totals not known
-    n_positions: int | None = None  # learned position embeddings; None: none (LLaMA's RoPE)
-    tied_head: bool = True  # the output head reuses the token embedding (GPT-2) or not (LLaMA)
-    norm: str = "layer"  # "layer": LayerNorm, scale and shift; "rms": RMSNorm, scale only
-    other: int = 0  # parameters in no part above (BERT: token-type embeddings, pooler)
-    kv_dim: int | None = None  # width of attention's K and V; None: d_model (no grouped query)
-    n_experts: int | None = None  # FFN experts per layer (mixture of experts); None: one FFN
-    top_k: int | None = None  # experts each token uses, with n_experts
-    multiple_of: int = 256  # with d_ff None: LLaMA's rule rounds the width up to a multiple
-    ffn_dim_multiplier: float | None = None  # with d_ff None: LLaMA 2 and 3's widening factor
-    shared_d_ff: int = 0  # width of the shared experts together, which every token uses; 0: none
-    shared_gate: bool = False  # a sigmoid gate, d_model -> 1, scales the shared experts (Qwen)
-    dense_layers: int = 0  # leading layers with one dense FFN instead of experts (DeepSeek-V3)
-    dense_d_ff: int | None = None  # the width of those dense FFNs
-    attention_per_layer: int | None = None  # one attention sublayer's parameters where Q, K, V,
-    # O of width d_model (kv_dim) do not describe it; None: count_attention_parameters
-    router_bias: bool = False  # the router adds a bias, one number per expert (gpt-oss)
-    moe_every: int = 1  # after the dense_layers, one MoE layer in every moe_every, starting with
-    # the first; the others dense FFNs of width dense_d_ff (Llama 4 Maverick: 2)
-    n_linear_attention: int = 0  # how many attention sublayers are linear attention instead
-    # (Qwen3-Next's Gated DeltaNet); attention_per_layer counts the others
-    linear_attention_per_layer: int | None = None  # one linear-attention sublayer's parameters
-
-    def __post_init__(self) -> None:
-        for field in ("name", "source"):
-            check.text(getattr(self, field), field)
-        zero_ok = ("other", "shared_d_ff", "dense_layers")
-        for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
-                      "kv_dim", "other", "shared_d_ff", "dense_layers", "dense_d_ff",
-                      "attention_per_layer", "n_experts", "top_k", "multiple_of"):  # the
-            # optional ones may be None
-            required = ("d_model", "n_layers", "multiple_of", *zero_ok)
-            if field in required or getattr(self, field) is not None:
-                value = check.positive_int(getattr(self, field), field, zero_ok=field in zero_ok)
-                object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
-        for field in ("gated", "bias", "tied_head", "shared_gate"):
-            check.boolean(getattr(self, field), field)
-        check.choice(self.norm, "norm", ("layer", "rms"))
-        if (self.n_experts is None) != (self.top_k is None):
-            raise ValueError(f"n_experts and top_k go together, got {self.n_experts} and "
-                             f"{self.top_k}")
-        if self.n_experts is not None:
-            check_top_k(self.top_k, self.n_experts)
-        elif self.shared_d_ff or self.shared_gate or self.dense_layers:
-            raise ValueError("shared_d_ff, shared_gate and dense_layers describe a mixture of "
-                             "experts: give n_experts and top_k")
-        if self.shared_gate and not self.shared_d_ff:
-            raise ValueError("shared_gate needs shared experts: give shared_d_ff")
-        if self.dense_layers > self.n_layers:
-            raise ValueError(f"dense_layers must be at most n_layers = {self.n_layers}, got "
-                             f"{self.dense_layers}")
-        if bool(self.dense_layers) != (self.dense_d_ff is not None):
-            raise ValueError(f"dense_layers and dense_d_ff go together, got {self.dense_layers} "
-                             f"and {self.dense_d_ff}")
-        if self.d_ff is None:  # the rule's arguments, checked by the rule
-            llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
-        elif self.multiple_of != 256 or self.ffn_dim_multiplier is not None:
-            raise ValueError(f"{self.name}: multiple_of and ffn_dim_multiplier size a width by "
-                             f"LLaMA's rule, but d_ff is given ({self.d_ff})")
-        self._check_router_bias_and_layer_mix()
-
-    def _check_router_bias_and_layer_mix(self) -> None:
-        """The last four fields, which the models of 2025 need (router_bias to
-        linear_attention_per_layer)."""
-        check.boolean(self.router_bias, "router_bias")
-        for field in ("moe_every", "n_linear_attention", "linear_attention_per_layer"):
-            if field != "linear_attention_per_layer" or getattr(self, field) is not None:
-                value = check.positive_int(getattr(self, field), field,
-                                           zero_ok=field == "n_linear_attention")
-                object.__setattr__(self, field, value)
-        if self.n_experts is None and (self.router_bias or self.moe_every != 1):
-            raise ValueError("router_bias and moe_every describe a mixture of experts: give "
-                             "n_experts and top_k")
-        if self.moe_every != 1 and self.dense_d_ff is None:
-            raise ValueError("moe_every > 1 puts dense FFNs between the MoE layers: give "
-                             "dense_d_ff (and dense_layers >= 1)")
-        if bool(self.n_linear_attention) != (self.linear_attention_per_layer is not None):
-            raise ValueError(f"n_linear_attention and linear_attention_per_layer go together, "
-                             f"got {self.n_linear_attention} and "
-                             f"{self.linear_attention_per_layer}")
-        if self.n_linear_attention > self.attention_sublayers:
-            raise ValueError(f"n_linear_attention must be at most the {self.attention_sublayers} "
-                             f"attention sublayers, got {self.n_linear_attention}")
-
-    @property
-    def resolved_d_ff(self) -> int:
-        """The hidden width: ``d_ff`` when published, else LLaMA's rule with this model's
-        ``multiple_of`` and ``ffn_dim_multiplier``."""
-        if self.d_ff is not None:
-            return self.d_ff
-        m = self.ffn_dim_multiplier  # checked in __post_init__; a float, as llama_d_ff makes it
-        return _llama_d_ff(self.d_model, self.multiple_of, None if m is None else float(m))
-
-    @property
-    def moe_layers(self) -> int:
-        """Number of MoE layers: after the ``dense_layers``, one in every ``moe_every``."""
-        if self.n_experts is None:
-            return 0
-        return len(range(self.dense_layers, self.n_layers, self.moe_every))
-
-    @property
-    def attention_sublayers(self) -> int:
-        """Number of attention sublayers: ``n_attention``, or ``n_layers`` when not given."""
-        return self.n_attention if self.n_attention is not None else self.n_layers
-
-    def ffn_parameters_per_layer(self, active: bool = False) -> int:
-        """Parameters of one layer's FFN, or of one MoE layer's experts, router and shared experts
-        (``active``: those a token uses)."""
-        if self.n_experts is None or self.top_k is None:
-            return _parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
-        router_bias = self.n_experts if self.router_bias else 0  # every token uses the router
-        used = self.top_k if active else self.n_experts
-        return _moe_parameters(self.n_experts, used, self.d_model, self.resolved_d_ff, self.bias,
-                               self.gated) + self.shared_parameters() + router_bias
-
-    def shared_parameters(self) -> int:
-        """Parameters of one MoE layer's shared experts and their gate, which every token uses
-        (0 without any)."""
-        shared = _parameters(self.d_model, self.shared_d_ff, self.bias, self.gated) if (
-            self.shared_d_ff) else 0
-        gate = self.d_model if self.shared_gate else 0  # (d_model, 1)
-        return shared + gate
-
-    def dense_ffn_parameters(self) -> int:
-        """Parameters of the FFN of one of the leading dense layers (0 without any)."""
-        if self.dense_d_ff is None:
-            return 0
-        return _parameters(self.d_model, self.dense_d_ff, self.bias, self.gated)
-
-    def ffn_parameters(self, active: bool = False) -> int:
-        """Parameters of all the model's FFNs (``active``: those one token uses)."""
-        if self.n_experts is None:
-            return self.n_layers * self.ffn_parameters_per_layer()
-        return ((self.n_layers - self.moe_layers) * self.dense_ffn_parameters()
-                + self.moe_layers * self.ffn_parameters_per_layer(active))
-
-    def ffn_parts(self) -> dict[str, int]:
-        """``ffn_parameters()`` by part: the dense FFNs (all of a model without experts), and in
-        the MoE layers the routers, the shared experts (and their gate), the routed experts one
-        token uses ("experts, active") and those it skips ("experts, idle").
-
-        The parts but the idle experts add up to ``ffn_parameters(active=True)``.
-        """
-        if self.n_experts is None or self.top_k is None:
-            return {"dense FFNs": self.ffn_parameters(), "router": 0, "shared experts": 0,
-                    "experts, active": 0, "experts, idle": 0}
-        moe = self.moe_layers
-        expert = _parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
-        router = self.d_model * self.n_experts + (self.n_experts if self.router_bias else 0)
-        return {"dense FFNs": (self.n_layers - moe) * self.dense_ffn_parameters(),
-                "router": moe * router, "shared experts": moe * self.shared_parameters(),
-                "experts, active": moe * self.top_k * expert,
-                "experts, idle": moe * (self.n_experts - self.top_k) * expert}
-
-    def attention_parameters(self) -> int:
-        """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""
-        per_layer = self.attention_per_layer or count_attention_parameters(
-            self.d_model, self.bias, self.kv_dim)
-        linear = self.n_linear_attention * ((self.linear_attention_per_layer or 0) - per_layer)
-        return self.attention_sublayers * per_layer + linear
-
-    def ffn_share(self) -> float:
-        """FFN parameters as a fraction of FFN plus attention parameters, over all layers."""
-        ffn_total = self.ffn_parameters()
-        return ffn_total / (ffn_total + self.attention_parameters())
-
-    def parameter_parts(self) -> dict[str, int]:
-        """Whole-model parameters by part: FFN, attention, embeddings, norms, head, other.
-
-        A ValueError if ``vocab_size`` is not given.
-        """
-        if self.vocab_size is None:
-            raise ValueError(f"{self.name}: no vocab_size, so no whole-model count")
-        d = self.d_model
-        positions = self.n_positions or 0
-        per_norm = 2 * d if self.norm == "layer" else d  # gamma and beta, or gamma only
-        return {"FFN": self.ffn_parameters(), "attention": self.attention_parameters(),
-                "embeddings": (self.vocab_size + positions) * d,
-                "norms": (2 * self.n_layers + 1) * per_norm,  # + final (BERT: after embeddings)
-                "head": 0 if self.tied_head else self.vocab_size * d, "other": self.other}
-
-    def total_parameters(self) -> int:
-        """All the model's parameters (the sum of ``parameter_parts``)."""
-        return sum(self.parameter_parts().values())
-
-    def active_parameters(self) -> int:
-        """The parameters one token uses: the total less the experts it skips."""
-        return self.total_parameters() - self.ffn_parameters() + self.ffn_parameters(active=True)
-
-    def ffn_share_of_total(self) -> float:
-        """FFN parameters as a fraction of the whole model's, embeddings and head included."""
-        return self.ffn_parameters() / self.total_parameters()
-
-    def ffn_flops_per_token(self, backward: bool = False) -> int:
-        """FLOPs of all the model's FFN matrix products for one token (``backward``: training)."""
-        backward = check.boolean(backward, "backward")
-        if self.n_experts is None or self.top_k is None:
-            return self.n_layers * _flops(self.d_model, self.resolved_d_ff, 1, self.gated,
-                                          backward)
-        # the router, top_k experts, and the shared experts and their gate
-        per_layer = _moe_flops(self.n_experts, self.top_k, self.d_model, self.resolved_d_ff, 1,
-                               self.gated, backward)
-        if self.shared_d_ff:
-            per_layer += _flops(self.d_model, self.shared_d_ff, 1, self.gated, backward)
-        per_layer += (6 if backward else 2) * self.d_model * self.shared_gate
-        dense = 0 if self.dense_d_ff is None else (self.n_layers - self.moe_layers) * _flops(
-            self.d_model, self.dense_d_ff, 1, self.gated, backward)
-        return dense + self.moe_layers * per_layer
-
+from ffn.model_dims import ModelDims
 
 _VASWANI = "Vaswani et al. (2017), Attention Is All You Need, Table 3"
 _DECODER = "6 encoder + 6 decoder layers; each decoder layer adds a cross-attention"
@@ -328,26 +105,8 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 """Published mixture-of-experts transformers, in order of publication."""
 
 
-def _counts(**sizes: object) -> list[int]:
-    """Each size checked as a positive int (not a bool), in the order given."""
-    return [check.positive_int(value, name) for name, value in sizes.items()]
 
 
-def latent_attention_parameters(d_model: int, n_heads: int, q_rank: int, kv_rank: int,
-                                nope_dim: int, rope_dim: int, v_dim: int) -> int:
-    """One multi-head latent attention sublayer (DeepSeek-V2 and V3): projections and norms.
-
-    Queries and keys-with-values each pass through a low-rank bottleneck (``q_rank``,
-    ``kv_rank``) with an RMSNorm; each head's query and key has ``nope_dim`` plain and
-    ``rope_dim`` rotary dimensions, the rotary key shared by all heads. Every argument is a
-    positive int (a TypeError or ValueError naming it otherwise).
-    """
-    d_model, n_heads, q_rank, kv_rank, nope_dim, rope_dim, v_dim = _counts(
-        d_model=d_model, n_heads=n_heads, q_rank=q_rank, kv_rank=kv_rank, nope_dim=nope_dim,
-        rope_dim=rope_dim, v_dim=v_dim)
-    q = d_model * q_rank + q_rank + q_rank * n_heads * (nope_dim + rope_dim)  # down, norm, up
-    kv = d_model * (kv_rank + rope_dim) + kv_rank + kv_rank * n_heads * (nope_dim + v_dim)
-    return q + kv + n_heads * v_dim * d_model  # and the output projection
 
 
 FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
@@ -380,55 +139,15 @@ SMOLLM2_135M = ModelDims(
            "tie_word_embeddings true)")
 """The small trained model ``ffn.smollm2`` runs: LLaMA's architecture, grouped-query attention
 (9 query heads, 3 key-value heads of 64), a tied head. Not in ``ALL_MODELS`` (its tables list
-published large models); ``get_model("SmolLM2-135M")`` knows it."""
+published large models); ``CATALOGUE`` and ``get_model("SmolLM2-135M")`` know it."""
 
 
 ALL_MODELS: tuple[ModelDims, ...] = (*MODELS, *LLAMA_MODELS, *MOE_MODELS,
                                      *FINE_GRAINED_MOE_MODELS)
-"""Every model of the four tuples above, in their order (``get_model`` knows these and
-RECENT_MOE_MODELS)."""
+"""The four tuples above, in their order: the models up to DeepSeek-V3 (``CATALOGUE`` below
+holds these and ``RECENT_MOE_MODELS``)."""
 
 
-def head_attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, head_dim: int,
-                              bias: bool = False, sinks: bool = False, qk_norm: bool = False,
-                              output_gate: bool = False) -> int:
-    """One attention sublayer whose heads are not ``d_model`` wide together (gpt-oss, Qwen3).
-
-    Q is ``(d_model, n_heads * head_dim)``, K and V ``(d_model, n_kv_heads * head_dim)``, O
-    back to ``d_model``; ``bias``: all four have biases (gpt-oss); ``sinks``: one learned
-    logit per head (gpt-oss's attention sinks); ``qk_norm``: an RMSNorm scale of ``head_dim``
-    on queries and one on keys (Qwen3); ``output_gate``: Q is twice as wide, its second half a
-    sigmoid gate on the heads' output (Qwen3-Next's gated attention). The sizes are positive
-    ints, the flags bools (a TypeError or ValueError naming the argument otherwise).
-    """
-    d_model, n_heads, n_kv_heads, head_dim = _counts(d_model=d_model, n_heads=n_heads,
-                                                     n_kv_heads=n_kv_heads, head_dim=head_dim)
-    bias, sinks, qk_norm, output_gate = (check.boolean(v, k) for k, v in (
-        ("bias", bias), ("sinks", sinks), ("qk_norm", qk_norm), ("output_gate", output_gate)))
-    q, kv = n_heads * head_dim, n_kv_heads * head_dim
-    weights = d_model * q * (2 if output_gate else 1) + 2 * d_model * kv + q * d_model
-    biases = q * (2 if output_gate else 1) + 2 * kv + d_model if bias else 0
-    return weights + biases + (n_heads if sinks else 0) + (2 * head_dim if qk_norm else 0)
-
-
-def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int,
-                              key_dim: int, value_dim: int, conv_kernel: int) -> int:
-    """One Gated DeltaNet sublayer (Qwen3-Next's linear attention), as transformers builds it.
-
-    One input product makes queries and keys (``n_key_heads * key_dim`` each), values and an
-    output gate (``n_value_heads * value_dim`` each); another the per-value-head decay and
-    write strengths (two numbers a head). A depthwise causal convolution of ``conv_kernel``
-    taps runs over queries, keys and values; each value head has a decay rate and a time-step
-    bias; an RMSNorm of ``value_dim`` scales the output before the output projection. Every
-    argument is a positive int (a TypeError or ValueError naming it otherwise).
-    """
-    d_model, n_key_heads, n_value_heads, key_dim, value_dim, conv_kernel = _counts(
-        d_model=d_model, n_key_heads=n_key_heads, n_value_heads=n_value_heads, key_dim=key_dim,
-        value_dim=value_dim, conv_kernel=conv_kernel)
-    keys, values = n_key_heads * key_dim, n_value_heads * value_dim
-    inputs = d_model * (2 * keys + 2 * values) + d_model * 2 * n_value_heads
-    conv = (2 * keys + values) * conv_kernel  # one filter per channel, no bias
-    return inputs + conv + 2 * n_value_heads + value_dim + values * d_model
 
 
 # Where the 2025 models' dimensions come from. gpt-oss-120b: the defaults of OpenAI's reference
@@ -474,31 +193,6 @@ def _llama4(name: str, n_experts: int, moe_every: int, source: str) -> ModelDims
                      dense_d_ff=16384 if interleaved else None, source=source)
 
 
-def llama4_vision_parameters(d_model: int, n_layers: int, d_ff: int, image_size: int,
-                             patch_size: int, d_out: int, d_text: int, channels: int = 3) -> int:
-    """Parameters of Llama 4's vision tower and of its projector into the text model.
-
-    The tower (transformers' ``Llama4VisionModel``) is a ViT: each image patch of
-    ``patch_size**2 * channels`` pixels goes through a matrix without bias to ``d_model``; a
-    class token and a position per patch and for the class token are learned; ``n_layers``
-    layers hold attention with four biased ``d_model`` projections, a biased GELU FFN of width
-    ``d_ff`` and two LayerNorms; one LayerNorm before them and one after. Its adapter merges
-    2 x 2 neighbouring patches (pixel shuffle 0.5) and maps them through two matrices without
-    bias, ``4 d_model -> d_out -> d_out``; the projector maps ``d_out -> d_text``, without bias.
-    ``d_out`` is the released config's ``projector_input_dim``, ``projector_output_dim`` and
-    ``vision_output_dim``, which the forward pass needs equal.
-    """
-    d, layers, hidden, size, patch, out, text, rgb = _counts(
-        d_model=d_model, n_layers=n_layers, d_ff=d_ff, image_size=image_size,
-        patch_size=patch_size, d_out=d_out, d_text=d_text, channels=channels)
-    if patch > size:
-        raise ValueError(f"patch_size must be at most image_size {size}, got {patch}")
-    positions = (size // patch) ** 2 + 1  # every patch and the class token
-    per_layer = (count_attention_parameters(d, bias=True) + count_parameters(d, hidden)
-                 + 2 * 2 * d)  # two LayerNorms, scale and shift
-    embedding = rgb * patch * patch * d + d + positions * d  # patches, class token, positions
-    adapter = 4 * d * out + out * out
-    return embedding + 2 * 2 * d + layers * per_layer + adapter + out * text
 
 
 RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
@@ -562,18 +256,63 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
 (the models up to DeepSeek-V3); ``get_model`` and the sizer's presets know them too."""
 
 
+class Published(NamedTuple):
+    """One model of the catalogue: its dimensions, its family, and the year it was published
+    (its source's year: a paper's, else the release's)."""
+
+    model: ModelDims
+    family: str
+    year: int
+
+
+# family -> (year, its models' names), in order of publication.
+_FAMILIES: dict[str, tuple[int, tuple[str, ...]]] = {
+    "Transformer": (2017, ("Transformer base", "Transformer big")),
+    "BERT": (2019, ("BERT base", "BERT large")),
+    "GPT-2": (2019, ("GPT-2 small", "GPT-2 medium", "GPT-2 large", "GPT-2 XL")),
+    "LLaMA": (2023, ("LLaMA-7B",)),
+    "LLaMA 2": (2023, ("LLaMA-2-7B", "LLaMA-2-13B", "LLaMA-2-70B")),
+    "LLaMA 3": (2024, ("LLaMA-3-8B", "LLaMA-3-70B", "LLaMA-3.1-405B")),
+    "Mixtral": (2024, ("Mixtral 8x7B",)),
+    "OLMoE": (2024, ("OLMoE-1B-7B",)),
+    "Qwen1.5": (2024, ("Qwen1.5-MoE-A2.7B",)),
+    "DeepSeek": (2024, ("DeepSeek-V3",)),
+    "Llama 4": (2025, ("Llama 4 Scout", "Llama 4 Maverick")),
+    "Qwen3": (2025, ("Qwen3-30B-A3B", "Qwen3-235B-A22B", "Qwen3-Next-80B-A3B")),
+    "Kimi": (2025, ("Kimi K2",)),
+    "gpt-oss": (2025, ("gpt-oss-120b", "gpt-oss-20b")),
+    "SmolLM2": (2024, ("SmolLM2-135M",)),  # released on Hugging Face on 1 November 2024
+}
+
+
+def _catalogue(models: tuple[ModelDims, ...]) -> dict[str, Published]:
+    """``models`` by name, each with its family and year; a ValueError unless every model has
+    exactly one family and every family's names are models."""
+    family_of = {name: (family, year) for family, (year, names) in _FAMILIES.items()
+                 for name in names}
+    named = {m.name: m for m in models}
+    if len(named) != len(models) or set(named) != set(family_of):
+        raise ValueError(f"the catalogue's names and its families' differ: "
+                         f"{sorted(set(named) ^ set(family_of))}, or a name twice")
+    return {name: Published(model, *family_of[name]) for name, model in named.items()}
+
+
+CATALOGUE: Mapping[str, Published] = MappingProxyType(_catalogue(
+    (*ALL_MODELS, *RECENT_MOE_MODELS, SMOLLM2_135M)))
+"""Every model ``ffn`` knows, by name, in the chapters' order (``ALL_MODELS``, then
+``RECENT_MOE_MODELS``, then ``SMOLLM2_135M``, the trained model the book runs): the one list
+of them all, read-only."""
+
+
 def get_model(name: str) -> ModelDims:
-    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``), from ``ALL_MODELS``,
-    ``RECENT_MOE_MODELS`` or ``SMOLLM2_135M``.
+    """The model called ``name`` (exact, e.g. ``"GPT-2 small"``): ``CATALOGUE[name].model``.
 
     A KeyError listing the valid names if there is no such model, a TypeError for a name that
     is not a str.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {check.describe(name)}")
-    known = (*ALL_MODELS, *RECENT_MOE_MODELS, SMOLLM2_135M)
-    for model in known:
-        if model.name == name:
-            return model
-    names = ", ".join(repr(m.name) for m in known)
-    raise KeyError(f"no model named {name!r}; valid: {names}")
+    if name not in CATALOGUE:
+        names = ", ".join(map(repr, CATALOGUE))
+        raise KeyError(f"no model named {name!r}; valid: {names}")
+    return CATALOGUE[name].model

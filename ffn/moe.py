@@ -1,4 +1,5 @@
-"""A mixture of experts: a router picks ``top_k`` of ``n_experts`` FFN blocks a row; its counts.
+"""A mixture of experts: a router picks ``top_k`` of ``n_experts`` FFN blocks a row (its counts:
+``ffn.counting``).
 
 One layer composed of four parts, each an option: the router (``ffn.routing``'s rule: Mixtral's
 softmax by default; DeepSeek-V3's sigmoid, choice ``bias``, groups and ``scale``; gpt-oss's
@@ -33,14 +34,12 @@ from ffn._layer import (
 )
 from ffn._validate import FloatArray
 from ffn.activations import sigmoid
-from ffn.counting import _block_args, _flop_args, _flops, _parameters
 from ffn.experts import Expert, check_experts, check_gate, check_shared, kind, ran_grads
 from ffn.feedforward import FeedForward
 from ffn.gated import GATED_VARIANTS, GatedFeedForward
 from ffn.routing import SCORES, check_top_k, sort_by_expert
 
-__all__ = ["COMBINES", "SCORES", "Dispatch", "MixtureOfExperts", "check_top_k",
-           "count_moe_flops", "count_moe_parameters"]
+__all__ = ["COMBINES", "SCORES", "Dispatch", "MixtureOfExperts", "check_top_k"]
 
 COMBINES = ("outputs", "inputs")  # what a chosen expert's weight scales
 
@@ -367,33 +366,3 @@ def _checked(router: object, experts: object, top_k: object, normalize: object, 
     shared = check_shared(shared_experts, first.d_model, first.dtype)
     return (r, experts, top_k, normalize, score, choice_bias, n_groups, top_groups, scale,
             shared)
-
-
-def count_moe_parameters(d_model: int, d_ff: int, n_experts: int, top_k: int | None = None,
-                         bias: bool = True, gated: bool = False) -> int:
-    """Parameters of ``n_experts`` blocks and router (``top_k <= n_experts``: a token's)."""
-    n_experts = check.positive_int(n_experts, "n_experts")
-    used = n_experts if top_k is None else check_top_k(top_k, n_experts)
-    return _moe_parameters(n_experts, used, *_block_args(d_model, d_ff, bias, gated))
-
-
-def _moe_parameters(n_experts: int, used: int, d_model: int, d_ff: int, bias: bool,
-                    gated: bool) -> int:
-    """``count_moe_parameters`` of checked arguments, ``used`` experts counted."""
-    return used * _parameters(d_model, d_ff, bias, gated) + d_model * n_experts  # and the router
-
-
-def count_moe_flops(d_model: int, d_ff: int, n_experts: int, top_k: int, n_tokens: int = 1,
-                    gated: bool = False, backward: bool = False) -> int:
-    """FLOPs of the router's product and of the ``top_k`` experts each token uses."""
-    n_experts = check.positive_int(n_experts, "n_experts")
-    top_k = check_top_k(top_k, n_experts)
-    return _moe_flops(n_experts, top_k, *_flop_args(d_model, d_ff, n_tokens, gated, backward))
-
-
-def _moe_flops(n_experts: int, top_k: int, d_model: int, d_ff: int, n_tokens: int, gated: bool,
-               backward: bool) -> int:
-    """``count_moe_flops`` of checked arguments."""
-    experts = top_k * _flops(d_model, d_ff, n_tokens, gated, backward)
-    router = 2 * n_tokens * d_model * n_experts
-    return experts + (3 * router if backward else router)

@@ -214,12 +214,7 @@ def sort_by_expert(chosen: object, n_experts: int) -> tuple[np.ndarray, np.ndarr
     return order, offsets
 
 
-def check_top_k(k: object, n_experts: int) -> int:
-    """``k`` if it is an int in ``[1, n_experts]``."""
-    k = check.positive_int(k, "top_k")
-    if k > n_experts:
-        raise ValueError(f"top_k must be at most n_experts = {n_experts}, got {k}")
-    return k
+check_top_k = check.top_k  # k if an int in [1, n_experts]: the counts check it too
 
 
 def check_groups(n_groups: object, top_groups: object, n_experts: int,

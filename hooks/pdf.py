@@ -62,6 +62,11 @@ _BUTTON = re.compile(r'<a [^>]*class="md-content__button[^"]*"[^>]*>.*?</a>', re
 _ID_ATTR = re.compile(r'\b(id|for|aria-labelledby|aria-describedby|aria-controls)="([^"]*)"')
 _URL_ATTR = re.compile(r'\b(href|src)="([^"]*)"')
 _IMG = re.compile(r"<img\b[^>]*>")
+# A figure as hooks/figures.py leaves it: on the print page, only its image (the wide drawing).
+_FIGURE_LINK = re.compile(r'<a class="glightbox ffn-figure__open"[^>]*><picture>(?:<source[^>]*>)?'
+                          r'(<img[^>]*>)</picture></a>')
+_FIGURE_CUE = re.compile(r'<span class="ffn-figure__cue"[^>]*>[^<]*</span>')
+_MIN_WIDTH = re.compile(r' style="min-width: \d+px"')
 _STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]*)"[^>]*>')
 
 
@@ -101,6 +106,11 @@ def _chapter(text: str, page_url: str, slugs: dict[str, str], figures: list[int]
     if match is None:
         raise PluginError(f"pdf hook: no <article> in the built page {page_url!r}")
     body = _BUTTON.sub("", match.group(2))
+    # Each figure's image alone, fetched at once (a lazy image may be missing from the PDF),
+    # as wide as the column: no scroll box, no cue, on the print page as on paper.
+    body = _FIGURE_LINK.sub(
+        lambda m: _MIN_WIDTH.sub("", m.group(1).replace(' loading="lazy"', "")), body)
+    body = _FIGURE_CUE.sub("", body)
     me = slugs[page_url]
     body = _ID_ATTR.sub(lambda m: f'{m.group(1)}="' + " ".join(
         f"{me}--{token}" for token in m.group(2).split()) + '"', body)

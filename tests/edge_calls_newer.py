@@ -522,11 +522,11 @@ def issue39_cases() -> list[Case]:
              "bytes_per_value", words="2.2e-308"),
         Case("issue39 critical size 1e-300", lambda: critical_batch(oss, ffn.H100_SXM, 1e-300),
              "", equals(1)),
-        Case("issue39 head attention heads -1", lambda: ffn.models.head_attention_parameters(
+        Case("issue39 head attention heads -1", lambda: ffn.counting.head_attention_parameters(
             2880, -1, 8, 64), "n_heads"),
-        Case("issue39 head attention heads 4.5", lambda: ffn.models.head_attention_parameters(
+        Case("issue39 head attention heads 4.5", lambda: ffn.counting.head_attention_parameters(
             2880, 4.5, 8, 64), "n_heads"),  # type: ignore[arg-type]
-        Case("issue39 deltanet conv -16", lambda: ffn.models.gated_deltanet_parameters(
+        Case("issue39 deltanet conv -16", lambda: ffn.counting.gated_deltanet_parameters(
             2048, 16, 32, 128, 128, -16), "conv_kernel"),
         Case("issue39 tanh gelu grad float32", lambda: ffn.gelu_grad(x, approximate="tanh"), "",
              close(grad_want, F32)),

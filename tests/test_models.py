@@ -271,12 +271,12 @@ def test_fine_grained_fields_and_their_errors() -> None:
 # ---------------------------------------------------------------- the attention counts' arguments
 
 ATTENTION_COUNTS = [
-    (ffn.models.head_attention_parameters, {"d_model": 2880, "n_heads": 64, "n_kv_heads": 8,
+    (ffn.counting.head_attention_parameters, {"d_model": 2880, "n_heads": 64, "n_kv_heads": 8,
                                             "head_dim": 64}),
-    (ffn.models.gated_deltanet_parameters, {"d_model": 2048, "n_key_heads": 16,
+    (ffn.counting.gated_deltanet_parameters, {"d_model": 2048, "n_key_heads": 16,
                                             "n_value_heads": 32, "key_dim": 128,
                                             "value_dim": 128, "conv_kernel": 4}),
-    (ffn.models.latent_attention_parameters, {"d_model": 7168, "n_heads": 128, "q_rank": 1536,
+    (ffn.counting.latent_attention_parameters, {"d_model": 7168, "n_heads": 128, "q_rank": 1536,
                                               "kv_rank": 512, "nope_dim": 128, "rope_dim": 64,
                                               "v_dim": 128}),
 ]
@@ -304,6 +304,6 @@ def test_attention_counts_check_every_argument(count: Any, good: dict[str, int])
 @pytest.mark.parametrize("flag", ["bias", "sinks", "qk_norm", "output_gate"])
 def test_head_attention_flags_are_bools(flag: str) -> None:
     with pytest.raises(TypeError, match=f"^{flag} must be a bool, got int 1$"):
-        ffn.models.head_attention_parameters(2880, 64, 8, 64, **{flag: 1})
-    with_flag = ffn.models.head_attention_parameters(2880, 64, 8, 64, **{flag: np.True_})
-    assert with_flag > ffn.models.head_attention_parameters(2880, 64, 8, 64)
+        ffn.counting.head_attention_parameters(2880, 64, 8, 64, **{flag: 1})
+    with_flag = ffn.counting.head_attention_parameters(2880, 64, 8, 64, **{flag: np.True_})
+    assert with_flag > ffn.counting.head_attention_parameters(2880, 64, 8, 64)

@@ -17,7 +17,8 @@ import os
 import pytest
 
 import ffn
-from ffn.models import RECENT_MOE_MODELS, llama4_vision_parameters
+from ffn.counting import llama4_vision_parameters
+from ffn.models import RECENT_MOE_MODELS
 from tests.test_torch_reference import import_or_skip
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident

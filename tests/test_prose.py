@@ -19,6 +19,7 @@ from markdown.extensions.toc import slugify
 
 from ffn_docs import prose
 from ffn_docs.reading_time import ReadingTimeExtension
+from harness.page import parser
 from scripts.prose import DOCS, NOT_PROSE, meets, pages, target
 from tooling.site import mkdocs_config, nav_pages
 
@@ -185,5 +186,14 @@ def test_the_home_pages_reading_paths_are_the_navs_sections() -> None:
 
 def test_the_mixture_of_experts_chapter_stays_an_idea_not_a_reference() -> None:
     # Issue 40: moe.md (the idea) at most 500 lines; the models' detail is moe-models.md's.
-    lines = _text("moe.md").count("\n")
-    assert lines <= 500, f"moe.md has {lines} lines: move model detail to moe-models.md"
+    # Issue 41 wrapped the code to 79 characters (tests/test_code_width.py), which made the
+    # same code 79 lines longer; so the prose and the code are held apart, each to what it
+    # was at 500 lines (287 and 213), the code at its new wrapping (292).
+    text = _text("moe.md")
+    fenced = {n for tok in parser().parse(text) if tok.type == "fence" and tok.map
+              for n in range(*tok.map)}
+    prose_lines = text.count("\n") - len(fenced)
+    assert prose_lines <= 287, \
+        f"moe.md has {prose_lines} lines besides code: move model detail to moe-models.md"
+    assert len(fenced) <= 292, \
+        f"moe.md has {len(fenced)} lines of code and output: move model detail to moe-models.md"

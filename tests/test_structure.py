@@ -141,15 +141,9 @@ def crossings(path: Path, code: ast.Module) -> list[str]:
     return found
 
 
-# Being removed by other work of issue 43: each mark fails (strict) once its file is clean.
-PENDING = {
-    "ffn/moe.py": "issue 43 item 4 (every count in one room, public names) removes these: "
-                  "moe.py imports counting.py's _twins",
-    "ffn/models.py": "issue 43 item 4 (every count in one room, public names) removes these: "
-                     "models.py imports counting.py's and moe.py's _twins",
-    "ffn/inference.py": "issue 43 item 4 (every count in one room, public names) removes "
-                        "these: inference.py imports counting.py's _parameters",
-}
+# Files still crossing, each with the work that removes it: each mark fails (strict) once its
+# file is clean. None now (issue 43 item 4 removed the last: moe.py, models.py, inference.py).
+PENDING: dict[str, str] = {}
 
 
 def _case(path: Path) -> object:

@@ -29,6 +29,7 @@ import math
 import random
 from collections.abc import Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import matplotlib.colors
@@ -43,11 +44,13 @@ from ffn.inference import BYTES_PER_VALUE, Size
 from ffn.models import ModelDims
 from tests._node_lab import NodeError, NodeLab
 from widgets.sizer.data import (
+    FIELDS,
     FORMATS,
     PRESETS,
     breakdown,
     breakdown_numbers,
     camel,
+    fields_js,
     sizer_numbers,
 )
 
@@ -92,6 +95,19 @@ def assert_same_size(lab: NodeLab, model: ModelDims, bytes_per_value: Size) -> N
     got = lab.call("sizeModel", camel(model), bytes_per_value)
     want = expected_size(model, bytes_per_value)
     assert got == want, model  # the share too: correctly rounded on both sides
+
+
+def test_the_sizer_field_list_is_generated_from_the_dataclass() -> None:
+    """widgets/sizer/fields.js is what ModelDims' fields give now (after a new field:
+    `python -m widgets.sizer.data`), and camel() carries every field but the source."""
+    written = (Path(__file__).parents[1] / "widgets" / "sizer" / "fields.js").read_text(
+        encoding="utf-8")
+    assert written == fields_js(), "fields.js is stale: run python -m widgets.sizer.data"
+    names = {f.name for f in dataclasses.fields(ModelDims)} - {"source"}
+    assert {f.name for f in FIELDS} == names
+    gpt2 = ffn.get_model("GPT-2 small")
+    assert len(camel(gpt2)) == len(names) and camel(gpt2)["dModel"] == 768
+    assert camel(ffn.get_model("DeepSeek-V3"))["denseDff"] == 18432  # lab.js's spelling
 
 
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
@@ -356,8 +372,8 @@ def test_explorer_colours_are_the_figures() -> None:
     # The explorer's colours (palette.ACTIVATION_COLORS, its data) are those of the curves in
     # the figures above it: drawn here in both themes, each line's colour read by its label.
     from scripts.figures import activations as figures
-    from scripts.figures._common import THEMES, rc
-    from scripts.figures.palette import ACTIVATION_COLORS
+    from scripts.figures._common import rc
+    from scripts.figures.palette import ACTIVATION_COLORS, THEMES
 
     labels = {"ReLU": "relu", "GELU (exact)": "gelu", "SiLU": "silu",
               f"ReLU{figures.PRIME}": "relu", f"GELU{figures.PRIME} (exact)": "gelu",

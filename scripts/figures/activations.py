@@ -8,6 +8,7 @@ import scipy.optimize
 from matplotlib.figure import Figure
 
 import ffn
+from scripts.figures._common import NARROW, layout
 
 # Typographic characters for labels, written as escapes so the source stays plain ASCII.
 MINUS, PRIME, TIMES = "\u2212", "\u2032", "\u00d7"
@@ -49,7 +50,7 @@ def gelu_error() -> Figure:
                     textcoords="offset points", xytext=(0, -16), ha="center")
     ax.set_xlabel("x")
     ax.set_ylabel(f"GELU difference ({TIMES} 10⁻⁴)")
-    ax.set_ylim(-6.0, 3.0)
+    ax.set_ylim(-6.0, 4.5 if layout() is NARROW else 3.0)  # narrow: room for the legend
     ax.legend(loc="upper right")
     return fig
 
@@ -81,8 +82,10 @@ def clamped_gate() -> Figure:
     ax.plot(x, gate, label=f"gpt-oss gate, limit {expert.limit:g}", linestyle="--")
     top = float(expert.forward_trace(np.array([[expert.limit]])).gate[0, 0])
     ax.axvline(expert.limit, color=ax.xaxis.label.get_color(), linewidth=0.8, linestyle=":")
-    ax.annotate(f"flat beyond x = {expert.limit:g}, at {top:.5f}", (expert.limit, top),
-                textcoords="offset points", xytext=(-70, 45), ha="right",
+    narrow = layout() is NARROW  # narrow: on two lines, nearer the point, inside the axes
+    ax.annotate(f"flat beyond x = {expert.limit:g},{chr(10) if narrow else ' '}at {top:.5f}",
+                (expert.limit, top), textcoords="offset points",
+                xytext=(-20, 30) if narrow else (-70, 45), ha="right",
                 arrowprops={"arrowstyle": "-", "color": ax.xaxis.label.get_color()})
     ax.set_xlabel("x (the gate's pre-activation)")
     ax.set_ylabel("activation(x)")

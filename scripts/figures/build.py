@@ -5,6 +5,9 @@
 
 Figures live in the modules of this package (MODULES): each defines `FIGURES`, a dict from a
 file stem (like "activations") to a function that draws it with `ffn` and returns a Figure.
+The plots (PLOT_MODULES) are also drawn narrow, for phones (`STEM-narrow.svg`, see _common),
+and so are the diagrams a module lists in NARROW_FIGURES; on a phone the page lets the other
+diagrams scroll sideways (hooks/figures.py).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from scripts.figures import (
     roofline,
     routing,
 )
-from scripts.figures._common import THEMES, Draw, render
+from scripts.figures._common import LAYOUTS, WIDE, Draw, render
+from scripts.figures.palette import THEMES
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "figures"
 MODULES = (activations, advanced, diagrams, dynamics, errata, expansion, parameters, roofline,
            routing)
+PLOT_MODULES = (activations, dynamics, expansion, parameters, roofline, routing)
 
 
 def registry() -> dict[str, Draw]:
@@ -41,10 +46,24 @@ def registry() -> dict[str, Draw]:
     return figures
 
 
+def plots() -> set[str]:
+    """The stems of the plots (each has a narrow layout; its text is raised to min_font)."""
+    return {stem for module in PLOT_MODULES for stem in module.FIGURES}
+
+
+def narrow() -> set[str]:
+    """The stems drawn in the narrow layout too: every plot, and the diagrams whose module
+    lists them in NARROW_FIGURES."""
+    return plots() | {stem for module in MODULES
+                      for stem in getattr(module, "NARROW_FIGURES", ())}
+
+
 def render_all() -> dict[str, bytes]:
-    """File name -> SVG bytes for every figure in every theme."""
-    return {f"{stem}{theme.suffix}.svg": render(draw, theme)
-            for stem, draw in registry().items() for theme in THEMES}
+    """File name -> SVG bytes for every figure in every theme (and layout, for the plots)."""
+    narrows, plotted = narrow(), plots()
+    return {f"{stem}{lay.suffix}{theme.suffix}.svg": render(draw, theme, lay, stem in plotted)
+            for stem, draw in registry().items() for theme in THEMES for lay in LAYOUTS
+            if lay is WIDE or stem in narrows}
 
 
 def check(rendered: dict[str, bytes]) -> list[str]:

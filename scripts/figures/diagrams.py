@@ -17,7 +17,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon,
 
 import ffn
 from ffn_docs import memory
-from scripts.figures._common import canvas, color, fg
+from scripts.figures._common import NARROW, canvas, color, fg, layout, stacked
 
 # Typographic characters, as escapes so the source stays plain ASCII.
 TIMES, ARROW, MINUS, SUM = "\u00d7", "\u2192", "\u2212", "\u03a3"
@@ -98,13 +98,20 @@ PLACEMENT_MODEL = {"post": "Transformer base", "pre": PLAIN_MODEL}  # a publishe
 
 
 def transformer_layer() -> Figure:
-    """Post-norm and pre-norm layers side by side, with the FFN's place and the residuals."""
-    fig, ax = canvas(8.2, 6.8)
+    """Post-norm and pre-norm layers side by side (narrow: one above the other), with the
+    FFN's place and the residuals."""
     bw, bh = 2.0, 0.46
     order = [p for p in ("post", "pre") if p in ffn.PLACEMENTS]
+    narrow = layout() is NARROW
+    if narrow:
+        fig, axes = stacked(4.1, 6.8, len(order))
+    else:
+        fig, ax = canvas(8.2, 6.8)
+        axes = [ax] * len(order)
     for k, placement in enumerate(order):
         model = ffn.get_model(PLACEMENT_MODEL[placement])
-        cx = 2.0 + 4.2 * k
+        ax = axes[k]
+        cx = 2.0 if narrow else 2.0 + 4.2 * k
         if placement == "post":  # LN(x + F(x)) after each sublayer
             stack = [("Attention", 1), ("Add", None), ("LayerNorm", None),
                      ("FFN", 0), ("Add", None), ("LayerNorm", None)]
@@ -188,13 +195,19 @@ def ffn_shapes() -> Figure:
 def expand_contract() -> Figure:
     """Bars of height proportional to the widths: d_model, d_ff, d_model, for two models."""
     names = (PLAIN_MODEL, GATED_MODEL)
-    fig, ax = canvas(7.2, 5.0)
+    narrow = layout() is NARROW
+    if narrow:  # one model above the other
+        fig, axes = stacked(3.6, 5.0, len(names))
+    else:
+        fig, ax = canvas(7.2, 5.0)
+        axes = [ax] * len(names)
     full = 3.0  # inches of bar for each model's d_ff
     for k, name in enumerate(names):
         model = ffn.get_model(name)
         d_model, d_ff = model.d_model, model.resolved_d_ff
         unit = full / d_ff
-        x0 = 0.15 + 3.6 * k
+        ax = axes[k]
+        x0 = 0.15 if narrow else 0.15 + 3.6 * k
         base = 0.95
         xs = (x0 + 0.45, x0 + 1.65, x0 + 2.85)
         heights = (d_model * unit, d_ff * unit, d_model * unit)
@@ -223,7 +236,9 @@ def expand_contract() -> Figure:
                 f"W2 contracts\n{TIMES} 1/{ratio:.4g}", ha="center", va="bottom", fontsize=11)
         ax.text(xs[1], mid + full / 2 + 0.7, name, ha="center", va="bottom", fontsize=12,
                 fontweight="bold")
-    ax.text(3.6, 0.1, "bar heights proportional to the widths, each model to its own scale",
+    sep = "\n" if narrow else " "
+    ax.text(1.8 if narrow else 3.6, 0.02 if narrow else 0.1,
+            f"bar heights proportional to the widths,{sep}each model to its own scale",
             ha="center", va="bottom", fontsize=10)
     return fig
 
@@ -420,3 +435,5 @@ FIGURES = {
     "backward-graph": backward_graph,
     "gated-wiring": gated_wiring,
 }
+# Drawn narrow too, for phones: their two halves stacked (build.py).
+NARROW_FIGURES = {"transformer-layer", "expand-contract-scale"}

@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 import ffn
+from scripts.figures._common import NARROW, layout
 
 
 def layer_normalised(n: int, d_model: int, seed: int) -> np.ndarray:
@@ -77,7 +78,10 @@ def memorisation_curves() -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("gradient-descent step")
     ax.set_ylabel("mean squared error")
-    ax.legend(ncols=2, fontsize=9)
+    if layout() is NARROW:  # below the plot: the narrow axes have no empty corner
+        ax.legend(ncols=2, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+    else:
+        ax.legend(ncols=2, fontsize=9)
     return fig
 
 

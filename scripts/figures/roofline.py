@@ -19,6 +19,7 @@ from ffn.inference import (
     critical_batch,
     experts_read,
 )
+from scripts.figures._common import NARROW, layout, panels
 
 
 def models() -> tuple[ffn.ModelDims, ...]:
@@ -30,22 +31,21 @@ def roofline() -> Figure:
     """Left: attainable TFLOP/s against FLOPs per byte. Right: each model's FFN intensity
     against the decode batch, crossing the ridge point at its critical batch."""
     gpu, tera = H100_SXM, 1e12
-    fig = Figure(figsize=(9.6, 3.8))
-    left, right = fig.subplots(1, 2)
+    fig, (left, right) = panels(2, wide=(7.8, 3.8))
     intensity = np.logspace(-1, 4, 256)  # (256,) FLOPs per byte
     left.plot(intensity, [gpu.attainable(i) / tera for i in intensity], color="C0")
     ridge = gpu.ridge_point
     fg = left.xaxis.label.get_color()
     left.axvline(ridge, color=fg, linestyle=":", linewidth=1.0)
-    left.text(ridge * 1.15, 3.0, f"ridge point\n{ridge:.0f} FLOPs/byte", fontsize=9)
+    left.text(ridge * 1.15, 3.0, f"ridge point\n{ridge:.0f} FLOPs/byte", fontsize=10)
     left.text(0.15, gpu.peak_flops / tera * 1.25, f"peak {gpu.peak_flops / tera:.1f} TFLOP/s",
-              fontsize=9)
-    left.text(1.5, 12.0, f"slope: {gpu.bandwidth / tera:.2f} TB/s", fontsize=9, rotation=33)
+              fontsize=10)
+    left.text(1.5, 12.0, f"slope: {gpu.bandwidth / tera:.2f} TB/s", fontsize=10, rotation=33)
     at_one = arithmetic_intensity(models()[1], 1)  # all three models: 1.00 to two decimals
     left.plot([at_one], [gpu.attainable(at_one) / tera], "o", color=fg, fillstyle="none")
     left.annotate(f"batch 1: {at_one:.2f} FLOPs/byte,\n{gpu.attainable(at_one) / tera:.2f} "
                   "TFLOP/s", (at_one, gpu.attainable(at_one) / tera), xytext=(8, -22),
-                  textcoords="offset points", fontsize=9)
+                  textcoords="offset points", fontsize=10)
     left.set_xscale("log")
     left.set_yscale("log")
     left.set_ylim(0.1, 3000.0)
@@ -60,14 +60,14 @@ def roofline() -> Figure:
         b = critical_batch(m, gpu)
         right.plot([b], [arithmetic_intensity(m, b)], marker, color=fg, fillstyle="none")
         right.annotate(f"{b:,}", (b, ridge), xytext=(-28, 6) if k == 0 else (5, -13),
-                       textcoords="offset points", fontsize=9)
+                       textcoords="offset points", fontsize=10)
     right.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
     right.set_xscale("log", base=2)
     right.set_yscale("log")
     right.set_xlabel("decode batch (tokens per step)")
     right.set_ylabel("FFN FLOPs per byte")
     right.set_title("the FFNs' intensity; marked: critical batch", fontsize=10)
-    right.legend(fontsize=9, loc="upper left")
+    right.legend(fontsize=10, loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -79,11 +79,11 @@ def prefill() -> Figure:
     assert oss.n_experts is not None and oss.top_k is not None
     n_experts, top_k = oss.n_experts, oss.top_k
     ridge = gpu.ridge_point
-    fig = Figure(figsize=(9.6, 3.8))
-    left, right = fig.subplots(1, 2)
+    fig, (left, right) = panels(2, wide=(7.8, 3.8))
     fg = left.xaxis.label.get_color()
     tokens = np.unique(np.logspace(0, 15, 160, base=2).astype(int))  # 1 to 32768
-    curves = (("bfloat16", None, "C1", "o", (6, -14)),
+    narrow = layout() is NARROW
+    curves = (("bfloat16", None, "C1", "o", (-58, -16) if narrow else (6, -14)),
               ("as served: experts in MXFP4", "mxfp4", "C2", "s",
                (-62, 7)))  # its label above the ridge line, left of the bfloat16 one's
     for label, experts, color, marker, offset in curves:
@@ -93,10 +93,12 @@ def prefill() -> Figure:
         left.plot([n], [arithmetic_intensity(oss, n, expert_bytes_per_value=experts)], marker,
                   color=fg, fillstyle="none")
         left.annotate(f"N = {n:,}", (n, ridge), xytext=offset, textcoords="offset points",
-                      fontsize=9)
+                      fontsize=10)
     left.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
-    left.text(1.3, ridge / 1.8, f"ridge point {ridge:.0f} FLOPs/byte", fontsize=9)
-    ticks = [8 ** k for k in range(6)]  # 1 to 32768, the range drawn
+    left.text(1.3, ridge / (3.0 if narrow else 1.8), f"ridge point {ridge:.0f} FLOPs/byte",
+              fontsize=10)
+    # 1 to 32768, the range drawn; narrow: every other tick, so the labels do not touch
+    ticks = [32 ** k for k in range(4)] if narrow else [8 ** k for k in range(6)]
     for axes in (left, right):
         axes.set_xscale("log", base=2)
         axes.set_xticks(ticks, [f"{t:,}" for t in ticks])
@@ -104,22 +106,22 @@ def prefill() -> Figure:
     left.set_xlabel("prompt tokens N (one prefill)")
     left.set_ylabel("FFN FLOPs per byte")
     left.set_title(f"{oss.name} on one {gpu.name}", fontsize=10)
-    left.legend(fontsize=9, loc="upper left")
+    left.legend(fontsize=10, loc="upper left")
 
     touched = [experts_read(n_experts, top_k, int(n)) for n in tokens]
     right.plot(tokens, touched, color="C3")
     right.axhline(n_experts, color=fg, linestyle=":", linewidth=1.0)
-    right.text(1.3, n_experts * 1.04, f"all {n_experts} experts", fontsize=9)
+    right.text(1.3, n_experts * 1.04, f"all {n_experts} experts", fontsize=10)
     at_one = experts_read(n_experts, top_k, 1)
     right.plot([1], [at_one], "o", color=fg, fillstyle="none")
     right.annotate(f"{at_one:.0f} at N = 1", (1, at_one), xytext=(8, -4),
-                   textcoords="offset points", fontsize=9)
+                   textcoords="offset points", fontsize=10)
     nearly = next(n for n in itertools.count(1)
                   if n_experts - experts_read(n_experts, top_k, n) < 1)
     at_nearly = experts_read(n_experts, top_k, nearly)
     right.plot([nearly], [at_nearly], "s", color=fg, fillstyle="none")
     right.annotate(f"{int(at_nearly)} of {n_experts} by N = {nearly}", (nearly, at_nearly),
-                   xytext=(8, -22), textcoords="offset points", fontsize=9)
+                   xytext=(8, -22), textcoords="offset points", fontsize=10)
     right.set_ylim(0, n_experts * 1.15)
     right.set_xlabel("prompt tokens N (one prefill)")
     right.set_ylabel("experts touched per layer")

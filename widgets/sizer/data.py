@@ -2,10 +2,16 @@
 
 The JSON is each model's dimensions (`camel`, as lab.js's modelDims reads them); the fallback
 table is what the sizer shows for each (`sizer_numbers`, the chapters' formats), which
-tests/browser/test_widgets.py also compares with the page.
+tests/browser/test_widgets.py also compares with the page. lab.js's field list and defaults
+are fields.js, generated here from ModelDims' fields (`fields_js`; `python -m
+widgets.sizer.data` writes it), not retyped in JavaScript.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
 
 import ffn
 from ffn.inference import BYTES_PER_VALUE, Size
@@ -32,20 +38,45 @@ def format_label(name: str) -> str:
     return text + (", the 4-byte tensor scale left out)" if name == "nvfp4" else ")")
 
 
+def camel_case(name: str) -> str:
+    """A field's name as lab.js spells it: ``d_ff`` -> ``dFf``, ``dense_d_ff`` -> ``denseDff``."""
+    first, *rest = name.replace("_d_ff", "_dff").split("_")  # shared_d_ff -> sharedDff
+    return first + "".join(word.capitalize() for word in rest)
+
+
+FIELDS: tuple[dataclasses.Field[object], ...] = tuple(
+    f for f in dataclasses.fields(ModelDims) if f.name != "source")
+"""ModelDims' fields the sizer reads, in their order (a model's source is not a dimension)."""
+
+
 def camel(model: ModelDims) -> dict[str, object]:
-    """A model's dimensions as lab.js's modelDims reads them."""
-    return {"name": model.name, "dModel": model.d_model, "dFf": model.d_ff,
-            "nLayers": model.n_layers, "gated": model.gated, "bias": model.bias,
-            "nAttention": model.n_attention, "kvDim": model.kv_dim,
-            "nExperts": model.n_experts, "topK": model.top_k, "multipleOf": model.multiple_of,
-            "ffnDimMultiplier": model.ffn_dim_multiplier, "sharedDff": model.shared_d_ff,
-            "sharedGate": model.shared_gate, "denseLayers": model.dense_layers,
-            "denseDff": model.dense_d_ff, "attentionPerLayer": model.attention_per_layer,
-            "routerBias": model.router_bias, "moeEvery": model.moe_every,
-            "nLinearAttention": model.n_linear_attention,
-            "linearAttentionPerLayer": model.linear_attention_per_layer,
-            "vocabSize": model.vocab_size, "nPositions": model.n_positions,
-            "tiedHead": model.tied_head, "norm": model.norm, "other": model.other}
+    """A model's dimensions as lab.js's modelDims reads them: every field of ``FIELDS``."""
+    return {camel_case(f.name): getattr(model, f.name) for f in FIELDS}
+
+
+def _js(value: object) -> str:
+    """A field's default as JavaScript: an int as a BigInt, as lab.js counts."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"{value}n"
+    raise TypeError(f"no JavaScript form for a default {value!r}")  # a new kind of field
+
+
+def fields_js() -> str:
+    """widgets/sizer/fields.js, generated from ``FIELDS``: lab.js's field list and defaults."""
+    names = "".join(f'\n  {camel_case(f.name)}: "{f.name}",' for f in FIELDS)
+    required = ", ".join(f'"{camel_case(f.name)}"' for f in FIELDS
+                         if f.default is dataclasses.MISSING)
+    defaults = "".join(f"\n  {camel_case(f.name)}: {_js(f.default)}," for f in FIELDS
+                       if f.default is not dataclasses.MISSING)
+    return ("// Generated from ffn.ModelDims' fields by widgets/sizer/data.py (fields_js): do not "
+            "edit;\n// `python -m widgets.sizer.data` writes it, tests/test_widgets.py checks "
+            "it.\n\n"
+            f"/** Each field's name as ffn spells it. */\n"
+            f"export const FIELD_NAMES = {{{names}\n}};\n"
+            f"/** The fields without a default. */\nexport const REQUIRED = [{required}];\n"
+            f"/** The others' defaults. */\nexport const DEFAULTS = {{{defaults}\n}};\n")
 
 
 def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT) -> dict[str, str]:
@@ -154,3 +185,7 @@ def render() -> str:
 
 
 WIDGETS = {"sizer": render}
+
+
+if __name__ == "__main__":  # python -m widgets.sizer.data: write fields.js after a field changes
+    (Path(__file__).parent / "fields.js").write_text(fields_js(), encoding="utf-8")

@@ -1,5 +1,5 @@
 // The FFN lab's counting: parameters, FLOPs and bytes as ffn counts them (ffn/counting.py,
-// ffn/moe.py, ffn/models.py, ffn/inference.py), for the model sizer. Pure functions, no DOM.
+// ffn/model_dims.py, ffn/inference.py), for the model sizer. Pure functions, no DOM.
 // tests/test_widgets.py runs each one in Node on 1,000 hypothesis-generated inputs against ffn:
 //   - counts (parameters, FLOPs, LLaMA's width) are BigInt and must equal ffn's ints exactly;
 //   - ffnShare is correctly rounded, as Python's int / int, and decodeBytes does the same IEEE
@@ -10,6 +10,7 @@ import {
   checkBoolean, checkChoice, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
 } from "../_shared/check.js";
 import {formatFixed, formatInt} from "../_shared/format.js";
+import {DEFAULTS as FIELD_DEFAULTS, FIELD_NAMES, REQUIRED} from "./fields.js";
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {
@@ -78,24 +79,17 @@ export function countMoeFlops(dModel, dFf, nExperts, topK, nTokens = 1n, gated =
   return experts + (backward ? 3n * router : router);
 }
 
-// ModelDims' fields: ffn's name for each camelCase one, and its default.
-const INT_FIELDS = [  // as ModelDims.__post_init__ checks them: [field, ffn's name, zero ok]
-  ["dModel", "d_model", false], ["dFf", "d_ff", false], ["nLayers", "n_layers", false],
-  ["nAttention", "n_attention", false], ["vocabSize", "vocab_size", false],
-  ["nPositions", "n_positions", false], ["kvDim", "kv_dim", false], ["other", "other", true],
-  ["sharedDff", "shared_d_ff", true], ["denseLayers", "dense_layers", true],
-  ["denseDff", "dense_d_ff", false], ["attentionPerLayer", "attention_per_layer", false],
+// The int fields in the order ModelDims.__post_init__ checks them: [field, zero ok]; ffn's
+// name for each is fields.js's; one whose default is null may be null.
+const INT_FIELDS = [
+  ["dModel", false], ["dFf", false], ["nLayers", false], ["nAttention", false],
+  ["vocabSize", false], ["nPositions", false], ["kvDim", false], ["other", true],
+  ["sharedDff", true], ["denseLayers", true], ["denseDff", false], ["attentionPerLayer", false],
 ];
-const OPTIONAL = new Set(["dFf", "nAttention", "vocabSize", "nPositions", "kvDim", "denseDff",
-                          "attentionPerLayer"]);
 const NORMS = ["layer", "rms"];  // ModelDims.norm: LayerNorm (scale and shift) or RMSNorm
-const DEFAULTS = {name: "custom", dFf: null, nAttention: null, vocabSize: null,
-                  nPositions: null, tiedHead: true, norm: "layer", other: 0n, kvDim: null,
-                  nExperts: null,
-                  topK: null, multipleOf: 256n, ffnDimMultiplier: null, sharedDff: 0n,
-                  sharedGate: false, denseLayers: 0n, denseDff: null,
-                  attentionPerLayer: null, routerBias: false, moeEvery: 1n,
-                  nLinearAttention: 0n, linearAttentionPerLayer: null};
+// ModelDims' fields and defaults are fields.js's, generated from the dataclass; the sizer adds
+// two of its own: a custom model's name, and d_ff by LLaMA's rule when it is left out.
+const DEFAULTS = {name: "custom", dFf: null, ...FIELD_DEFAULTS};
 
 /** A model's dimensions checked as ffn.ModelDims checks them, in its order, with its
  * defaults (a field left out or undefined). `m` has the fields of ModelDims in camelCase
@@ -107,12 +101,14 @@ export function modelDims(m) {
   }
   const d = {};
   for (const key of Object.keys(DEFAULTS)) d[key] = m[key] === undefined ? DEFAULTS[key] : m[key];
-  for (const key of ["dModel", "nLayers", "gated", "bias"]) d[key] = m[key];
+  for (const key of REQUIRED) if (!(key in DEFAULTS)) d[key] = m[key];
   if (typeof d.name !== "string" || d.name === "") {
     throw new TypeError(`name must be a non-empty str, got ${describeValue(d.name)}`);
   }
-  for (const [key, name, zeroOk] of INT_FIELDS) {
-    if (!(OPTIONAL.has(key) && d[key] === null)) checkPositiveInt(d[key], name, zeroOk);
+  for (const [key, zeroOk] of INT_FIELDS) {
+    if (!(DEFAULTS[key] === null && d[key] === null)) {
+      checkPositiveInt(d[key], FIELD_NAMES[key], zeroOk);
+    }
   }
   for (const [key, name] of [["gated", "gated"], ["bias", "bias"], ["tiedHead", "tied_head"],
                              ["sharedGate", "shared_gate"]]) {
