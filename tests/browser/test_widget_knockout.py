@@ -182,3 +182,8 @@ def test_on_a_phone(site: Site, browser: Browser, scheme: str) -> None:
         widget.locator(".ffn-knockout__prompts label").filter(
             has_text=PROMPT_WORDS["fact"]).tap()
         assert_shows(widget, "fact", "attn", 3)
+        # The overview's labels, as drawn: 11 CSS px or more (the figures' rule, issue 41).
+        sizes = widget.locator(".ffn-knockout__overview text").evaluate_all(
+            "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize)"
+            " * t.ownerSVGElement.getScreenCTM().a)")
+        assert sizes and min(sizes) >= 11, sizes
