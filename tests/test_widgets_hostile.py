@@ -850,6 +850,15 @@ NOT_HERE = {
     "ffnParts": "through sizeModel", "parameterParts": "through sizeModel",
     "breakdown": "through breakdownNumbers, its strings against ffn's (test_widgets.py)",
     "breakdownNumbers": "every preset and generated dimensions against ffn (test_widgets.py)",
+    "KNOCKOUT_KINDS": "a constant: the knock-out widget's kinds",
+    "knockoutRow": "a row of the knock-out table, which ffn.smollm2 computed at build time, "
+                   "no ffn call: every row and the bad choices in test_widget_knockout.py",
+    "changeSentence": "the knock-out widget's sentence (test_widget_knockout.py)",
+    "percentText": "the knock-out widget's format: hypothesis and bad p in "
+                   "test_widget_knockout.py",
+    "tokenLabel": "the knock-out widget's format (test_widget_knockout.py)",
+    "layerProfile": "a column of the knock-out table: every prompt and kind, and bad ones, in "
+                    "test_widget_knockout.py",
 }
 
 
