@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.page import PYTHON_LANGS, fence_info, parser
+from ffn_docs.markdown_page import PYTHON_LANGS, fence_info, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
