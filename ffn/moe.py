@@ -175,9 +175,7 @@ class MixtureOfExperts(Layer):
                 weights.reshape(*lead, self.top_k))
 
     # --8<-- [start:dispatch]
-    def _rows_of_experts(
-        self, chosen: np.ndarray
-    ) -> list[tuple[np.ndarray, np.ndarray]]:  # wrapped: moe-models.md shows it at 79
+    def _rows_of_experts(self, chosen: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each expert's (rows, slots): a mask an expert, or one sort of the ``N * top_k``
         pairs by expert, whose segment ``offsets[i]:offsets[i + 1]`` is expert ``i``'s."""
         if not self.grouped:
