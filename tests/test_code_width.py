@@ -31,7 +31,7 @@ SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+):(?P<section>[^"]+)"$')
 
 def snippet(path: str, section: str) -> str:
     text = (ROOT / path).read_text(encoding="utf-8")
-    match = re.search(rf"--8<-- \[start:{re.escape(section)}\]\n(.*?)\n.*--8<-- "
+    match = re.search(rf"--8<-- \[start:{re.escape(section)}\]\n(.*?)\n[^\n]*--8<-- "
                       rf"\[end:{re.escape(section)}\]", text, re.S)
     assert match, f"{path}: no section {section!r}"
     return textwrap.dedent(match[1])

@@ -32,27 +32,28 @@ def activation_numbers(x: float) -> dict[str, str]:
 
 
 def render() -> str:
-    """The explorer's fallback tables (the curves, then the gates) and its data, the curves'
-    colours (lab.js computes every value)."""
-    header = ["x"]
-    for label in ACTIVATION_NAMES.values():
-        header += [label, f"{label}\N{PRIME}"]
-    header.append("GELU exact \N{MINUS SIGN} tanh")
-    rows, gate_rows = [], []
+    """The explorer's fallback tables (the curves, their derivatives, then the gates) and its
+    data, the curves' colours (lab.js computes every value). Three tables of six or seven
+    columns, not one of twelve: each fits a laptop's column (tests/browser/test_cut_off.py)."""
+    labels = list(ACTIVATION_NAMES.values())
+    rows, grad_rows, gate_rows = [], [], []
     for x in ACTIVATION_XS:
         n = activation_numbers(x)
-        row = [f"{x:g}"]
-        for name in ACTIVATION_NAMES:
-            row += [n[name], n[name + "Grad"]]
-        rows.append([*row, n["gap"]])
+        rows.append([f"{x:g}", *(n[name] for name in ACTIVATION_NAMES), n["gap"]])
+        grad_rows.append([f"{x:g}", *(n[name + "Grad"] for name in ACTIVATION_NAMES)])
         gate_rows.append([f"{x:g}", *(n[name + "Gate"] for name in ACTIVATION_NAMES)])
-    curves = fallback.table("Each activation and its derivative (\N{PRIME}) at nine points, "
-                            "computed by ffn when the site was built", header, rows)
+    curves = fallback.table(
+        "Each activation at nine points, computed by ffn when the site was built",
+        ["x", *labels, "GELU exact \N{MINUS SIGN} tanh"], rows)
+    derivatives = fallback.table(
+        "Each activation's derivative (\N{PRIME}) at the same points",
+        ["x", *(f"{label}\N{PRIME}" for label in labels)], grad_rows)
     gates = fallback.table(
         "Each activation's gate g(x), the factor in f(x) = x g(x), at the same points",
         ["x", *(f"{ACTIVATION_NAMES[n]}: {GATE_NAMES[n]}" for n in ACTIVATION_NAMES)],
         gate_rows)
-    return fallback.widget(curves + gates, {"colors": scheme_colors(ACTIVATION_COLORS)})
+    return fallback.widget(curves + derivatives + gates,
+                           {"colors": scheme_colors(ACTIVATION_COLORS)})
 
 
 WIDGETS = {"activations": render}
