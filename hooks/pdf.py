@@ -112,6 +112,13 @@ def _chapter(text: str, page_url: str, slugs: dict[str, str], figures: list[int]
         lambda m: _MIN_WIDTH.sub("", m.group(1).replace(' loading="lazy"', "")), body)
     body = _FIGURE_CUE.sub("", body)
     me = slugs[page_url]
+    # A widget's table is a labelled region, and the Lab shows the chapters' widgets again:
+    # on one page two regions with one caption are two landmarks of one name (axe-core:
+    # landmark-unique). Each region here is named by its caption and its chapter's title.
+    h1 = re.search(r'<h1 id="([^"]+)"', body)
+    if h1:
+        body = re.sub(r'(role="region" aria-labelledby=")([^"]+)"',
+                      lambda m: f'{m.group(1)}{m.group(2)} {h1.group(1)}"', body)
     body = _ID_ATTR.sub(lambda m: f'{m.group(1)}="' + " ".join(
         f"{me}--{token}" for token in m.group(2).split()) + '"', body)
     base = "/" + page_url

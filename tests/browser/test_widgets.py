@@ -438,16 +438,17 @@ def test_widgets_on_a_phone(site: Site, browser: Browser, scheme: str) -> None:
     record = recorder.visit = Visit("(phone)", scheme)
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     try:
-        # The explorer: tap the slider's track, type in the field; values, gates, colours.
+        # The explorer: the slider tapped, then moved with a keyboard's Home key (a tap on a
+        # range track does not move its thumb in every run of Chromium's touch emulation),
+        # the field typed; values, gates, colours.
         widget = open_widget(page, site.base_url + ACTIVATIONS_PAGE, "activations")
         assert_touch_sized(widget)
         slider, number = widget.get_by_label("x", exact=True), widget.get_by_label("x, typed")
         slider.scroll_into_view_if_needed()
-        box = slider.bounding_box()
-        assert box is not None
-        page.touchscreen.tap(box["x"] + box["width"] * 0.2, box["y"] + box["height"] / 2)
+        slider.tap()
+        page.keyboard.press("Home")
         x = float(slider.input_value())
-        assert x < 0  # a fifth of the way along -4 to 4
+        assert x == float(slider.get_attribute("min") or "nan") < 0
         assert x_shown(widget) == activations.activation_numbers(x)
         number.tap()
         number.fill("-0.75")
