@@ -57,6 +57,11 @@ class ModelDims:
     n_linear_attention: int = 0  # how many attention sublayers are linear attention instead
     # (Qwen3-Next's Gated DeltaNet); attention_per_layer counts the others
     linear_attention_per_layer: int | None = None  # one linear-attention sublayer's parameters
+    norms_per_layer: int = 2  # norms in each layer (Gemma 4: 4, and 3 more beside its experts)
+    zero_experts: int = 0  # identity experts the router may pick beside the n_experts FFNs
+    # (LongCat-Flash's zero-computation experts): no parameters, but a router row each
+    extra_attention: int = 0  # attention parameters beyond attention_per_layer in all the
+    # sublayers, where kinds differ (DeepSeek-V4's compressors, Gemma 4's full layers)
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
@@ -95,6 +100,7 @@ class ModelDims:
             raise ValueError(f"{self.name}: multiple_of and ffn_dim_multiplier size a width by "
                              f"LLaMA's rule, but d_ff is given ({self.d_ff})")
         self._check_router_bias_and_layer_mix()
+        self._check_norms_zero_experts_and_extra_attention()
 
     def _check_router_bias_and_layer_mix(self) -> None:
         """The last four fields, which the models of 2025 need (router_bias to
@@ -118,6 +124,17 @@ class ModelDims:
         if self.n_linear_attention > self.attention_sublayers:
             raise ValueError(f"n_linear_attention must be at most the {self.attention_sublayers} "
                              f"attention sublayers, got {self.n_linear_attention}")
+
+    def _check_norms_zero_experts_and_extra_attention(self) -> None:
+        """The last three fields, which the models of 2026 need."""
+        for field in ("norms_per_layer", "zero_experts", "extra_attention"):
+            value = check.positive_int(getattr(self, field), field, zero_ok=True)
+            object.__setattr__(self, field, value)
+        if self.zero_experts and self.n_experts is None:
+            raise ValueError("zero_experts sit beside routed experts: give n_experts and top_k")
+        if self.extra_attention and self.attention_per_layer is None:
+            raise ValueError("extra_attention adds to a counted sublayer: give "
+                             "attention_per_layer")
 
     @property
     def resolved_d_ff(self) -> int:
@@ -145,9 +162,11 @@ class ModelDims:
         if self.n_experts is None or self.top_k is None:
             return count_parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
         used = self.top_k if active else None  # every token uses the router and shared experts
+        # the router scores the zero experts too: a row each (and a bias, with router_bias)
+        zero_rows = self.zero_experts * (self.d_model + (1 if self.router_bias else 0))
         return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts, used,
                                     self.bias, self.gated, self.router_bias
-                                    ) + self.shared_parameters()
+                                    ) + zero_rows + self.shared_parameters()
 
     def expert_parameters(self, biases: bool = True) -> int:
         """Parameters of one routed expert (``biases=False``: its weight matrices alone).
@@ -161,10 +180,11 @@ class ModelDims:
 
     def router_parameters(self) -> int:
         """Parameters of one MoE layer's router (0 without experts): the ``(d_model,
-        n_experts)`` matrix, and its bias with ``router_bias``."""
+        n_experts + zero_experts)`` matrix, and its bias with ``router_bias``."""
         if self.n_experts is None:
             return 0
-        return router_parameters(self.d_model, self.n_experts, self.router_bias)
+        return router_parameters(self.d_model, self.n_experts + self.zero_experts,
+                                 self.router_bias)
 
     def shared_parameters(self) -> int:
         """Parameters of one MoE layer's shared experts and their gate, which every token uses
@@ -209,7 +229,7 @@ class ModelDims:
         per_layer = self.attention_per_layer or count_attention_parameters(
             self.d_model, self.bias, self.kv_dim)
         linear = self.n_linear_attention * ((self.linear_attention_per_layer or 0) - per_layer)
-        return self.attention_sublayers * per_layer + linear
+        return self.attention_sublayers * per_layer + linear + self.extra_attention
 
     def ffn_share(self) -> float:
         """FFN parameters as a fraction of FFN plus attention parameters, over all layers."""
@@ -228,7 +248,7 @@ class ModelDims:
         per_norm = 2 * d if self.norm == "layer" else d  # gamma and beta, or gamma only
         return {"FFN": self.ffn_parameters(), "attention": self.attention_parameters(),
                 "embeddings": (self.vocab_size + positions) * d,
-                "norms": (2 * self.n_layers + 1) * per_norm,  # + final (BERT: after embeddings)
+                "norms": (self.norms_per_layer * self.n_layers + 1) * per_norm,  # + final
                 "head": 0 if self.tied_head else self.vocab_size * d, "other": self.other}
 
     def total_parameters(self) -> int:
@@ -252,6 +272,8 @@ class ModelDims:
         # the router, top_k experts, and the shared experts and their gate
         per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.n_experts, self.top_k,
                                     1, self.gated, backward)
+        router_zero = 2 * self.d_model * self.zero_experts  # the router's zero-expert columns
+        per_layer += 3 * router_zero if backward else router_zero
         if self.shared_d_ff:  # shared_gate needs shared experts (__post_init__)
             per_layer += shared_expert_flops(self.d_model, self.shared_d_ff, 1, self.gated,
                                              self.shared_gate, backward)

@@ -144,7 +144,8 @@ def test_breakdown_parts_are_ffns_whole() -> None:
         expert = (n_in + 1) * d * f + ((n_in * f + d) if model.bias else 0)  # W1 (V), W2, b
         assert parts["experts, idle"] == (
             model.moe_layers * (model.n_experts - model.top_k) * expert), model.name
-        assert parts["router"] == model.moe_layers * model.n_experts * (
+        rows = model.n_experts + model.zero_experts  # zero experts: a router row each
+        assert parts["router"] == model.moe_layers * rows * (
             model.d_model + (1 if model.router_bias else 0)), model.name
         counts = breakdown(model)
         assert counts is not None and sum(counts.values()) == model.total_parameters()

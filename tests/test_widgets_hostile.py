@@ -32,7 +32,7 @@ import pytest
 
 import ffn
 from ffn.activations import FUNCTIONS, gate
-from ffn.models import RECENT_MOE_MODELS
+from ffn.models import MODELS_2026, RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_GATES, JS_NAMES, expected_size
 from widgets.router import data as widget_router
@@ -287,9 +287,12 @@ SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention"
          "name": "name", "routerBias": "router_bias", "moeEvery": "moe_every",
          "nLinearAttention": "n_linear_attention",
          "linearAttentionPerLayer": "linear_attention_per_layer", "vocabSize": "vocab_size",
-         "nPositions": "n_positions", "tiedHead": "tied_head", "norm": "norm", "other": "other"}
+         "nPositions": "n_positions", "tiedHead": "tied_head", "norm": "norm", "other": "other",
+         "normsPerLayer": "norms_per_layer", "zeroExperts": "zero_experts",
+         "extraAttention": "extra_attention"}
 OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
 NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
+LONGCAT, V4 = ffn.get_model("LongCat-Flash"), ffn.get_model("DeepSeek-V4-Flash")
 
 
 def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
@@ -396,6 +399,20 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("Qwen3-Next, every sublayer linear", NEXT, {"nLinearAttention": 48}),
     ]
     cases += [dims_case(m.name, m, {}) for m in RECENT_MOE_MODELS]
+    cases += [  # the fields of the 2026 models: norms_per_layer, zero_experts, extra_attention
+        dims_case("norms_per_layer -1", GPT2, {"normsPerLayer": -1}, "norms_per_layer"),
+        dims_case("norms_per_layer 2.0", GPT2, {"normsPerLayer": 2.0}, "norms_per_layer"),
+        dims_case("zero_experts True", LONGCAT, {"zeroExperts": True}, "zero_experts"),
+        dims_case("zero_experts without experts", GPT2, {"zeroExperts": 4}, "zero_experts"),
+        dims_case("extra_attention -1", V4, {"extraAttention": -1}, "extra_attention"),
+        dims_case("extra_attention without attention_per_layer", GPT2, {"extraAttention": 5},
+                  "extra_attention"),
+        dims_case("GPT-2 small, 7 norms a layer", GPT2, {"normsPerLayer": 7}),
+        dims_case("LongCat-Flash, 10**20 zero experts", LONGCAT, {"zeroExperts": 10**20}),
+        dims_case("LongCat-Flash with a router bias", LONGCAT, {"routerBias": True}),
+        dims_case("DeepSeek-V4-Flash, no extra attention", V4, {"extraAttention": 0}),
+    ]
+    cases += [dims_case(m.name, m, {}) for m in MODELS_2026]
     # bytes per value: the formats by name, exact fractions of a byte for MXFP4 and NVFP4
     cases += [dims_case(f"{m.name} in {f}", m, {}, size=f) for m in (GPT2, MIXTRAL, OSS)
               for f in ("mxfp4", "nvfp4", "e4m3")]

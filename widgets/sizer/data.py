@@ -15,11 +15,11 @@ from pathlib import Path
 
 import ffn
 from ffn.inference import BYTES_PER_VALUE, Size
-from ffn.models import ALL_MODELS, RECENT_MOE_MODELS, ModelDims
+from ffn.models import ALL_MODELS, MODELS_2026, RECENT_MOE_MODELS, ModelDims
 from scripts.figures.palette import PART_COLORS, scheme_colors
 from widgets._shared import fallback
 
-PRESETS: tuple[ModelDims, ...] = (*ALL_MODELS, *RECENT_MOE_MODELS)
+PRESETS: tuple[ModelDims, ...] = (*ALL_MODELS, *RECENT_MOE_MODELS, *MODELS_2026)
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
 
 BYTES_PER_WEIGHT = "bfloat16"  # the fallback table's format; the widget offers every one

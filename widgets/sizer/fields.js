@@ -29,6 +29,9 @@ export const FIELD_NAMES = {
   moeEvery: "moe_every",
   nLinearAttention: "n_linear_attention",
   linearAttentionPerLayer: "linear_attention_per_layer",
+  normsPerLayer: "norms_per_layer",
+  zeroExperts: "zero_experts",
+  extraAttention: "extra_attention",
 };
 /** The fields without a default. */
 export const REQUIRED = ["name", "dModel", "dFf", "nLayers", "gated", "bias"];
@@ -54,4 +57,7 @@ export const DEFAULTS = {
   moeEvery: 1n,
   nLinearAttention: 0n,
   linearAttentionPerLayer: null,
+  normsPerLayer: 2n,
+  zeroExperts: 0n,
+  extraAttention: 0n,
 };

@@ -142,7 +142,30 @@ export function modelDims(m) {
                          + `LLaMA's rule, but d_ff is given (${d.dFf})`);
   }
   checkRouterBiasAndLayerMix(d);
+  checkNormsZeroExpertsAndExtraAttention(d);
   return d;
+}
+
+/** ModelDims._check_norms_zero_experts_and_extra_attention: the fields the models of 2026
+ * need, checked last, as ffn checks them. */
+function checkNormsZeroExpertsAndExtraAttention(d) {
+  for (const key of ["normsPerLayer", "zeroExperts", "extraAttention"]) {
+    checkPositiveInt(d[key], FIELD_NAMES[key], true);
+  }
+  if (d.zeroExperts && d.nExperts === null) {
+    throw new RangeError("zero_experts sit beside routed experts: give n_experts and top_k");
+  }
+  if (d.extraAttention && d.attentionPerLayer === null) {
+    throw new RangeError("extra_attention adds to a counted sublayer: give "
+                         + "attention_per_layer");
+  }
+}
+
+/** ModelDims.router_parameters for a model with experts: the (d_model, n_experts +
+ * zero_experts) matrix and its bias with router_bias. */
+function routerParameters(m) {
+  const rows = m.nExperts + m.zeroExperts;
+  return m.dModel * rows + (m.routerBias ? rows : 0n);
 }
 
 /** ModelDims._check_router_bias_and_layer_mix: the fields the models of 2025 need, checked
@@ -207,8 +230,10 @@ export function resolvedDff(m) {
 export function ffnParametersPerLayer(m, active = false) {
   if (m.nExperts === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
   const routerBias = m.routerBias ? m.nExperts : 0n;  // every token uses the router
+  // the router scores the zero experts too: a row each, and a bias with router_bias
+  const zeroRows = m.zeroExperts * (m.dModel + (m.routerBias ? 1n : 0n));
   return countMoeParameters(m.dModel, resolvedDff(m), m.nExperts, active ? m.topK : null,
-                            m.bias, m.gated) + sharedParameters(m) + routerBias;
+                            m.bias, m.gated) + sharedParameters(m) + routerBias + zeroRows;
 }
 
 /** ModelDims.shared_parameters: one MoE layer's shared experts and their gate. */
@@ -235,7 +260,7 @@ export function ffnParameters(m, active = false) {
 export function attentionParameters(m) {
   const perLayer = m.attentionPerLayer ?? countAttentionParameters(m.dModel, m.bias, m.kvDim);
   const linear = m.nLinearAttention * ((m.linearAttentionPerLayer ?? 0n) - perLayer);
-  return attentionSublayers(m) * perLayer + linear;
+  return attentionSublayers(m) * perLayer + linear + m.extraAttention;
 }
 
 /** a / b for BigInts a, b > 0, correctly rounded to a Number as Python's int / int is (for a
@@ -273,7 +298,7 @@ export function ffnParts(m) {
   }
   const moe = moeLayers(m);
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const router = m.dModel * m.nExperts + (m.routerBias ? m.nExperts : 0n);
+  const router = routerParameters(m);
   return [["dense FFNs", (m.nLayers - moe) * denseFfnParameters(m)], ["router", moe * router],
           ["shared experts", moe * sharedParameters(m)],
           ["experts, active", moe * m.topK * expert],
@@ -288,7 +313,7 @@ export function parameterParts(m) {
   const perNorm = m.norm === "layer" ? 2n * m.dModel : m.dModel;  // gamma and beta, or gamma
   return [["FFN", ffnParameters(m)], ["attention", attentionParameters(m)],
           ["embeddings", (m.vocabSize + (m.nPositions ?? 0n)) * m.dModel],
-          ["norms", (2n * m.nLayers + 1n) * perNorm],
+          ["norms", (m.normsPerLayer * m.nLayers + 1n) * perNorm],
           ["head", m.tiedHead ? 0n : m.vocabSize * m.dModel], ["other", m.other]];
 }
 
@@ -299,6 +324,7 @@ export function ffnFlopsPerToken(m, backward = false) {
   }
   let perLayer = countMoeFlops(m.dModel, resolvedDff(m), m.nExperts, m.topK, 1n, m.gated,
                                backward);
+  perLayer += (backward ? 6n : 2n) * m.dModel * m.zeroExperts;  // the router's zero columns
   if (m.sharedDff) perLayer += countFlops(m.dModel, m.sharedDff, 1n, m.gated, backward);
   perLayer += (backward ? 6n : 2n) * m.dModel * (m.sharedGate ? 1n : 0n);
   const moe = moeLayers(m);
@@ -369,7 +395,7 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     return bytes;
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const router = m.dModel * m.nExperts + (m.routerBias ? m.nExperts : 0n);
+  const router = routerParameters(m);
   const float = v => {  // Python's int + float converts the int first: OverflowError
     const x = Number(v);
     if (!Number.isFinite(x)) {
