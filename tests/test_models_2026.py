@@ -245,3 +245,14 @@ def test_zero_experts_widen_the_router_and_only_it() -> None:
     assert longcat.expert_parameters() == plain.expert_parameters()
     assert (longcat.ffn_flops_per_token() - plain.ffn_flops_per_token()
             == 28 * 2 * 6144 * 256)  # the router's product with the zero experts' rows
+
+
+def test_kimi_k25_text_defaults_are_deepseek_v3s() -> None:
+    """Why the page does not count Kimi K2.5: transformers' Kimi_K25Config builds its text
+    model as DeepSeek-V3's, with DeepSeek-V3's own sizes (256 experts), not Kimi's (384)."""
+    text = transformers.Kimi_K25Config().text_config
+    v3 = ffn.get_model("DeepSeek-V3")
+    assert text.model_type == "deepseek_v3"
+    assert (text.hidden_size, text.n_routed_experts, text.vocab_size) == (
+        v3.d_model, v3.n_experts, v3.vocab_size)
+    assert ffn.get_model("Kimi K2").n_experts == 384
