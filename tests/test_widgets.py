@@ -125,6 +125,21 @@ def test_every_preset_prints_as_ffn(lab: NodeLab, model: ModelDims, fmt: str) ->
     assert lab.call("sizerNumbers", camel(model), fmt) == sizer_numbers(model, fmt)
 
 
+@pytest.mark.parametrize("model", [m for m in EVERY_MODEL if m.n_experts is not None],
+                         ids=lambda m: m.name)
+@pytest.mark.parametrize(("fmt", "expert_fmt"), [
+    ("e4m3", "mxfp4"), ("bfloat16", "mxfp4"), ("bfloat16", "nvfp4"), ("float32", "e4m3"),
+    ("mxfp4", "bfloat16"), ("bfloat16", "bfloat16"), (2, 0.53125), ("nvfp4", 1)])
+def test_every_moe_preset_prices_its_experts_apart_as_ffn(lab: NodeLab, model: ModelDims,
+                                                          fmt: str, expert_fmt: str) -> None:
+    # Issue 44: the routed experts' matrices in a format of their own (DeepSeek-V4's 4 bits),
+    # ffn's decode_bytes(expert_bytes_per_value=...), to the last digit the sizer prints.
+    got = lab.call("sizerNumbers", camel(model), fmt, expert_fmt)
+    assert got == sizer_numbers(model, fmt, expert_fmt)
+    if expert_fmt != fmt:  # and the bytes differ from one format for all
+        assert got["bytes"] != sizer_numbers(model, fmt)["bytes"]
+
+
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
 def test_every_preset_breaks_down_as_ffn(lab: NodeLab, model: ModelDims) -> None:
     # "Where the parameters go": every part's count and share as data.py prints ffn's.

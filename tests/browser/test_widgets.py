@@ -68,9 +68,11 @@ def shown_parts(widget: Locator) -> dict[str, str] | None:
 
 
 def assert_sizer_shows(widget: Locator, model: ModelDims,
-                       bytes_per_weight: Size = sizer.BYTES_PER_WEIGHT) -> None:
+                       bytes_per_weight: Size = sizer.BYTES_PER_WEIGHT,
+                       expert_bytes: Size | None = None) -> None:
     expect(widget.locator("[data-note]")).not_to_contain_text("Not a model")
-    assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight), model
+    assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight,
+                                                      expert_bytes), model
     assert shown_parts(widget) == sizer.breakdown_numbers(model), model
 
 
@@ -153,6 +155,15 @@ def test_sizer_weight_formats(site: Site, new_page: tuple[Page, Recorder]) -> No
         for fmt in sizer.FORMATS:
             formats.select_option(fmt)
             assert_sizer_shows(widget, ffn.get_model(name), fmt)
+    # DeepSeek-V4-Flash as released: FP8 weights, the routed experts in 4 bits (issue 44)
+    widget.get_by_label("Model", exact=True).select_option(label="DeepSeek-V4-Flash")
+    experts = widget.get_by_label("Format of the routed experts' weights")
+    assert experts.input_value() == ""  # as the other weights, until chosen
+    formats.select_option("e4m3")
+    for fmt in ("mxfp4", "nvfp4", "e4m3"):
+        experts.select_option(fmt)
+        assert_sizer_shows(widget, ffn.get_model("DeepSeek-V4-Flash"), "e4m3", fmt)
+    experts.select_option("")
     formats.select_option(sizer.FORMATS[0])
     formats.focus()
     for fmt in sizer.FORMATS[1:]:  # arrow keys walk the options in ffn's order

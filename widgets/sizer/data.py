@@ -79,11 +79,13 @@ def fields_js() -> str:
             f"/** The others' defaults. */\nexport const DEFAULTS = {{{defaults}\n}};\n")
 
 
-def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT) -> dict[str, str]:
+def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT,
+                  expert_bytes: Size | None = None) -> dict[str, str]:
     """What the sizer shows for a model, as strings: the chapters' formats (``bytes_per_weight``:
-    a format's name or a number, as ``ffn.decode_bytes`` takes it)."""
+    a format's name or a number, as ``ffn.decode_bytes`` takes it; ``expert_bytes``: its
+    ``expert_bytes_per_value``, the routed experts' matrices alone, None: the same)."""
     moe = model.n_experts is not None
-    size = ffn.decode_bytes(model, 1, bytes_per_weight)
+    size = ffn.decode_bytes(model, 1, bytes_per_weight, expert_bytes_per_value=expert_bytes)
     return {
         "dFf": f"{model.resolved_d_ff}",
         "perLayer": f"{model.ffn_parameters_per_layer():,}",

@@ -376,12 +376,17 @@ export function weightBytes(value) {
   return {numerator, denominator: 1n, fraction: false};
 }
 
-/** ffn.decode_bytes(m, batch=1, bytesPerValue): bytes the FFNs move for one decoded token.
+/** ffn.decode_bytes(m, batch=1, bytesPerValue, expertBytesPerValue): bytes the FFNs move for
+ * one decoded token; expertBytesPerValue (null: bytesPerValue) prices the routed experts'
+ * weight matrices alone (DeepSeek-V4's 4-bit experts).
  * A BigInt for one FFN per layer at a whole number of bytes a value (ffn: an int); else a
  * Number (ffn: a float), by the same double operations in the same order: a Fraction's
  * float is its correctly rounded quotient (Python's int / int, as exactRatio). */
-export function decodeBytes(m, bytesPerValue = 2n) {
+export function decodeBytes(m, bytesPerValue = 2n, expertBytesPerValue = null) {
   const {numerator: size, denominator: per, fraction} = weightBytes(bytesPerValue);
+  // expert_bytes_per_value: the routed experts' matrices alone (null: bytesPerValue)
+  const experts = expertBytesPerValue === null ? {numerator: size, denominator: per, fraction}
+    : weightBytes(expertBytesPerValue);
   const batch = 1n;
   const activations = 2n * batch * m.dModel;  // x read, y written
   const tooLarge = () => new RangeError(
@@ -412,11 +417,20 @@ export function decodeBytes(m, bytesPerValue = 2n) {
   // last bit depends on the C library's log1p and expm1 (V8's differ from glibc's at about
   // 1 input in 1,000): no engine can pin that, the exact value can (issue 39 item 20).
   const read = float(m.topK);
-  // Python adds the ints to the float one at a time, each converted to a double first.
-  const weights = float(router) + read * float(expert) + float(sharedParameters(m));
   const moe = moeLayers(m);  // the dense FFNs: the leading ones and, with moe_every, between
+  // Python adds the ints to the float one at a time, each converted to a double first.
+  let weights, own = 0;
+  if (experts.numerator * per === size * experts.denominator) {  // one size for every value
+    weights = float(router) + read * float(expert) + float(sharedParameters(m));
+  } else {  // the experts' matrices at their own size; biases, router, shared experts not
+    const matrices = countParameters(m.dModel, resolvedDff(m), false, m.gated);
+    weights = float(router) + read * float(expert - matrices) + float(sharedParameters(m));
+    const expertsAt = moe * experts.numerator;  // Python's moe_layers * expert_size
+    own = (experts.fraction ? exactRatio(expertsAt, experts.denominator) : float(expertsAt))
+      * read * float(matrices);
+  }
   const dense = (m.nLayers - moe) * size * (denseFfnParameters(m) + activations);
-  const bytes = toFloat(moe * size) * (weights + float(activations)) + toFloat(dense);
+  const bytes = toFloat(moe * size) * (weights + float(activations)) + own + toFloat(dense);
   if (!Number.isFinite(bytes)) throw tooLarge();
   return bytes;
 }
@@ -424,8 +438,8 @@ export function decodeBytes(m, bytesPerValue = 2n) {
 /** Every number the model sizer shows, from dimensions modelDims has checked: the counts
  * (BigInt), the share and the bytes as above, and the bytes in GB, a Number as Python's
  * `bytes / 1e9` (an int too large for a double: refused, as Python's OverflowError). */
-export function sizeModel(m, bytesPerValue = 2n) {
-  const bytes = decodeBytes(m, bytesPerValue);
+export function sizeModel(m, bytesPerValue = 2n, expertBytesPerValue = null) {
+  const bytes = decodeBytes(m, bytesPerValue, expertBytesPerValue);
   const gigabytes = Number(bytes) / 1e9;
   if (!Number.isFinite(gigabytes)) {
     throw new RangeError(`decode_bytes: the bytes of ${m.name}, ${shortInt(bytes)}, pass the `
@@ -488,8 +502,8 @@ export function breakdownNumbers(m) {
  * prints ffn's numbers: ints with commas, the share to 4 decimals, bytes that are a float
  * (experts, or a fraction of a byte a weight) to none, GB to 3; "" where a row is hidden
  * (the active counts of a model without experts). */
-export function sizerNumbers(m, bytesPerValue = 2n) {
-  const size = sizeModel(m, bytesPerValue);
+export function sizerNumbers(m, bytesPerValue = 2n, expertBytesPerValue = null) {
+  const size = sizeModel(m, bytesPerValue, expertBytesPerValue);
   return {
     dFf: size.dFf.toString(),
     perLayer: formatInt(size.perLayer),
