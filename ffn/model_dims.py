@@ -37,6 +37,10 @@ class LlamaWidth:
     def __post_init__(self) -> None:
         object.__setattr__(self, "multiple_of", check.positive_int(self.multiple_of,
                                                                    "multiple_of"))
+        if self.ffn_dim_multiplier is not None:  # a float: Meta's code multiplies in floats
+            object.__setattr__(self, "ffn_dim_multiplier", check.real(
+                self.ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
+                high_open=True, low_open=True))
 
     def d_ff(self, d_model: int) -> int:
         """The hidden width the rule gives a model of width ``d_model``."""
@@ -88,7 +92,7 @@ class ModelDims:
                 value = check.positive_int(value, field, zero_ok=field == "other")
                 object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
         if isinstance(self.d_ff, LlamaWidth):
-            self.d_ff.d_ff(self.d_model)  # the rule's arguments, checked by the rule
+            self.d_ff.d_ff(self.d_model)  # the rule refuses a d_model too wide for a multiplier
         else:
             object.__setattr__(self, "d_ff", check.positive_int(
                 self.d_ff, "d_ff", kind="an int or a LlamaWidth"))
