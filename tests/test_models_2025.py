@@ -182,8 +182,8 @@ def test_bad_2025_fields_are_refused() -> None:
             (lambda: ffn.DenseLayers(1, 8, moe_every=0), ValueError,
              "moe_every must be positive, got 0"),
             (lambda: ffn.ModelDims(**kw,  # type: ignore[arg-type]
-                                   linear_attention=ffn.LinearAttention(5, 10)), ValueError, "linear_attention.sublayers must be at most the 4 attention sublayers, "
-             "got 5"),
+                                   linear_attention=ffn.LinearAttention(5, 10)), ValueError,
+             "linear_attention.sublayers must be at most the 4 attention sublayers, got 5"),
             (lambda: ffn.LinearAttention(0, 10), ValueError, "sublayers must be positive, got 0"),
             (lambda: ffn.LinearAttention(2, None), TypeError,  # type: ignore[arg-type]
              "per_layer must be an int, got NoneType None")]:
