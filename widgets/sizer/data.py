@@ -118,9 +118,9 @@ def fields_js() -> str:
                          if (p := part_of(owner, f.name)) is not None)
         out.append(f"  {name}: {{\n    names: {{{names}\n    }},\n    required: [{required}],"
                    f"\n    defaults: {{{defaults}\n    }},\n    parts: {{{held}}},\n  }},")
-    return ("// Generated from ffn.ModelDims' fields and its parts' by widgets/sizer/data.py "
-            "(fields_js): do not\n// edit; `python -m widgets.sizer.data` writes it, "
-            "tests/test_widgets.py checks it.\n\n"
+    return ("// Generated from ffn.ModelDims and its parts by widgets/sizer/data.py (fields_js): "
+            "do not edit;\n// `python -m widgets.sizer.data` writes it, tests/test_widgets.py "
+            "checks it.\n\n"
             "/** Each dataclass: its fields' names as ffn spells them, the fields without a "
             "default,\n * the others' defaults, and the fields that hold a part (by class). */\n"
             "export const FIELDS = {\n" + "\n".join(out) + "\n};\n")

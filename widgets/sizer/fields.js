@@ -1,5 +1,5 @@
-// Generated from ffn.ModelDims' fields and its parts' by widgets/sizer/data.py (fields_js): do not
-// edit; `python -m widgets.sizer.data` writes it, tests/test_widgets.py checks it.
+// Generated from ffn.ModelDims and its parts by widgets/sizer/data.py (fields_js): do not edit;
+// `python -m widgets.sizer.data` writes it, tests/test_widgets.py checks it.
 
 /** Each dataclass: its fields' names as ffn spells them, the fields without a default,
  * the others' defaults, and the fields that hold a part (by class). */
