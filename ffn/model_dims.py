@@ -92,7 +92,8 @@ class ModelDims:
                 value = check.positive_int(value, field, zero_ok=field == "other")
                 object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
         if isinstance(self.d_ff, LlamaWidth):
-            self.d_ff.d_ff(self.d_model)  # the rule refuses a d_model too wide for a multiplier
+            self.d_ff.d_ff(self.d_model)  # the rule refuses a width it cannot give (zero, or a
+            # d_model too wide for a float times the multiplier)
         else:
             object.__setattr__(self, "d_ff", check.positive_int(
                 self.d_ff, "d_ff", kind="an int or a LlamaWidth"))
