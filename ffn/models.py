@@ -17,7 +17,8 @@ from ffn.counting import (
     head_attention_parameters,
     latent_attention_parameters,
 )
-from ffn.model_dims import ModelDims
+from ffn.model_dims import LinearAttention, LlamaWidth, ModelDims
+from ffn.moe_dims import DenseLayers, MoEDims, SharedExperts
 
 _VASWANI = "Vaswani et al. (2017), Attention Is All You Need, Table 3"
 _DECODER = "6 encoder + 6 decoder layers; each decoder layer adds a cross-attention"
@@ -42,7 +43,7 @@ MODELS: tuple[ModelDims, ...] = (
               vocab_size=50257, n_positions=1024),
     ModelDims("GPT-2 XL", 1600, 6400, 48, gated=False, bias=True, source=_GPT2,
               vocab_size=50257, n_positions=1024),
-    ModelDims("LLaMA-7B", 4096, None, 32, gated=True, bias=False,
+    ModelDims("LLaMA-7B", 4096, LlamaWidth(), 32, gated=True, bias=False,
               source="Touvron et al. (2023), LLaMA, Table 2 and section 2.2; SwiGLU, "
                      "hidden width 2/3 * 4d rounded up to a multiple of 256, no biases",
               vocab_size=32000, tied_head=False, norm="rms"),
@@ -63,9 +64,9 @@ def _llama(name: str, d_model: int, n_layers: int, vocab_size: int, source: str,
            kv_dim: int | None = None, multiple_of: int = 256,
            ffn_dim_multiplier: float | None = None) -> ModelDims:
     """A LLaMA: SwiGLU and attention without biases, RMSNorm, an untied head, width by rule."""
-    return ModelDims(name, d_model, None, n_layers, gated=True, bias=False, source=source,
-                     vocab_size=vocab_size, tied_head=False, norm="rms", kv_dim=kv_dim,
-                     multiple_of=multiple_of, ffn_dim_multiplier=ffn_dim_multiplier)
+    return ModelDims(name, d_model, LlamaWidth(multiple_of, ffn_dim_multiplier), n_layers,
+                     gated=True, bias=False, source=source, vocab_size=vocab_size,
+                     tied_head=False, norm="rms", kv_dim=kv_dim)
 
 
 LLAMA_MODELS: tuple[ModelDims, ...] = (
@@ -92,12 +93,13 @@ LLAMA_MODELS: tuple[ModelDims, ...] = (
 
 MOE_MODELS: tuple[ModelDims, ...] = (
     ModelDims("Mixtral 8x7B", 4096, 14336, 32, gated=True, bias=False, kv_dim=8 * 128,
-              n_experts=8, top_k=2, vocab_size=32000, tied_head=False, norm="rms",
+              moe=MoEDims(n_experts=8, top_k=2), vocab_size=32000, tied_head=False, norm="rms",
               source="Jiang et al. (2024), Mixtral of Experts, Table 1: 8 SwiGLU experts, 2 per "
                      "token; 8 key-value heads of 128; = transformers' MixtralConfig() defaults"),
     # OLMoE's "other": each layer's RMSNorms of the queries and keys (d_model each).
-    ModelDims("OLMoE-1B-7B", 2048, 1024, 16, gated=True, bias=False, n_experts=64, top_k=8,
-              vocab_size=50304, tied_head=False, norm="rms", other=16 * 2 * 2048,
+    ModelDims("OLMoE-1B-7B", 2048, 1024, 16, gated=True, bias=False,
+              moe=MoEDims(n_experts=64, top_k=8), vocab_size=50304, tied_head=False, norm="rms",
+              other=16 * 2 * 2048,
               source="Muennighoff et al. (2024), OLMoE; allenai/OLMoE-1B-7B-0924's config: 64 "
                      "SwiGLU experts of width 1024, 8 per token, the router's top 8 not "
                      "renormalised; transformers' OlmoeConfig defaults to width 2048 instead"),
@@ -112,13 +114,14 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
     # Qwen1.5-MoE's 4 shared experts of width 1408 are one block of width 5632 in its code,
     # scaled by a sigmoid gate; attention has biases on Q, K and V, none on O.
-    ModelDims("Qwen1.5-MoE-A2.7B", 2048, 1408, 24, gated=True, bias=False, n_experts=60,
-              top_k=4, shared_d_ff=4 * 1408, shared_gate=True, vocab_size=151936,
+    ModelDims("Qwen1.5-MoE-A2.7B", 2048, 1408, 24, gated=True, bias=False,
+              moe=MoEDims(60, 4, SharedExperts(4 * 1408, gate=True)), vocab_size=151936,
               tied_head=False, norm="rms", attention_per_layer=4 * 2048 * 2048 + 3 * 2048,
               source="Qwen team (2024), Qwen1.5-MoE blog: 60 routed experts, 4 per token, and 4 "
                      "shared ones; = transformers' Qwen2MoeConfig() defaults"),
-    ModelDims("DeepSeek-V3", 7168, 2048, 61, gated=True, bias=False, n_experts=256, top_k=8,
-              shared_d_ff=2048, dense_layers=3, dense_d_ff=18432, vocab_size=129280,
+    ModelDims("DeepSeek-V3", 7168, 2048, 61, gated=True, bias=False,
+              moe=MoEDims(256, 8, SharedExperts(2048), dense=DenseLayers(3, 18432)),
+              vocab_size=129280,
               tied_head=False, norm="rms",
               attention_per_layer=latent_attention_parameters(7168, 128, 1536, 512, 128, 64, 128),
               source="DeepSeek-AI (2024), DeepSeek-V3 Technical Report, Section 4.2: 1 shared and "
@@ -168,8 +171,9 @@ _LLAMA4 = ("transformers 5.24, Llama4TextConfig() defaults (Llama-4-Scout-17B-16
 def _gpt_oss(name: str, n_layers: int, n_experts: int, source: str) -> ModelDims:
     """A gpt-oss: 2880 wide, experts of 2880 with biases, top-4, a router bias, 64 query heads
     of 64 and 8 key-value heads with biases and sinks, an untied head."""
-    return ModelDims(name, 2880, 2880, n_layers, gated=True, bias=True, n_experts=n_experts,
-                     top_k=4, vocab_size=201088, tied_head=False, norm="rms", router_bias=True,
+    return ModelDims(name, 2880, 2880, n_layers, gated=True, bias=True,
+                     moe=MoEDims(n_experts, 4, router_bias=True), vocab_size=201088,
+                     tied_head=False, norm="rms",
                      attention_per_layer=head_attention_parameters(2880, 64, 8, 64, bias=True,
                                                                    sinks=True), source=source)
 
@@ -177,8 +181,8 @@ def _gpt_oss(name: str, n_layers: int, n_experts: int, source: str) -> ModelDims
 def _qwen3_moe(name: str, d_model: int, n_layers: int, n_heads: int, d_ff: int,
                source: str) -> ModelDims:
     """A Qwen3-MoE: 128 experts, top-8, no shared expert, 4 key-value heads of 128, QK norms."""
-    return ModelDims(name, d_model, d_ff, n_layers, gated=True, bias=False, n_experts=128,
-                     top_k=8, vocab_size=151936, tied_head=False, norm="rms",
+    return ModelDims(name, d_model, d_ff, n_layers, gated=True, bias=False,
+                     moe=MoEDims(128, 8), vocab_size=151936, tied_head=False, norm="rms",
                      attention_per_layer=head_attention_parameters(d_model, n_heads, 4, 128,
                                                                    qk_norm=True), source=source)
 
@@ -186,11 +190,12 @@ def _qwen3_moe(name: str, d_model: int, n_layers: int, n_heads: int, d_ff: int,
 def _llama4(name: str, n_experts: int, moe_every: int, source: str) -> ModelDims:
     """A Llama 4 text model: top-1 of n_experts of 8192 and a shared one of 8192, 48 layers of
     width 5120, dense FFNs of 16384 between the MoE layers (moe_every 2: layer 0, 2, ...)."""
-    interleaved = moe_every > 1  # then layer 0 is dense, and every other one after it
-    return ModelDims(name, 5120, 8192, 48, gated=True, bias=False, n_experts=n_experts,
-                     top_k=1, shared_d_ff=8192, vocab_size=202048, tied_head=False, norm="rms",
-                     kv_dim=8 * 128, moe_every=moe_every, dense_layers=int(interleaved),
-                     dense_d_ff=16384 if interleaved else None, source=source)
+    # interleaved: layer 0 is dense, and every other one after it
+    dense = DenseLayers(1, 16384, moe_every) if moe_every > 1 else None
+    return ModelDims(name, 5120, 8192, 48, gated=True, bias=False,
+                     moe=MoEDims(n_experts, 1, SharedExperts(8192), dense=dense),
+                     vocab_size=202048, tied_head=False, norm="rms", kv_dim=8 * 128,
+                     source=source)
 
 
 
@@ -219,8 +224,9 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
                "num-attention-heads 64, num-query-groups 4, kv-channels 128, qk-layernorm, "
                "num-experts 128, moe-router-topk 8, moe-ffn-hidden-size 1536, vocab-size "
                "151936, untied"),
-    ModelDims("Kimi K2", 7168, 2048, 61, gated=True, bias=False, n_experts=384, top_k=8,
-              shared_d_ff=2048, dense_layers=1, dense_d_ff=18432, vocab_size=163840,
+    ModelDims("Kimi K2", 7168, 2048, 61, gated=True, bias=False,
+              moe=MoEDims(384, 8, SharedExperts(2048), dense=DenseLayers(1, 18432)),
+              vocab_size=163840,
               tied_head=False, norm="rms",
               attention_per_layer=latent_attention_parameters(7168, 64, 1536, 512, 128, 64, 128),
               source=f"{_SLIME.format('kimi-k2')}: DeepSeek-V3's architecture; hidden-size "
@@ -238,12 +244,13 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
              f"{_GPT_OSS_20B}: num_hidden_layers 24, num_local_experts 32, "
              "num_experts_per_tok 4, the other sizes as gpt-oss-120b's"),
     # Qwen3-Next: 48 layers, every fourth full (gated) attention, the others Gated DeltaNet.
-    ModelDims("Qwen3-Next-80B-A3B", 2048, 512, 48, gated=True, bias=False, n_experts=512,
-              top_k=10, shared_d_ff=512, shared_gate=True, vocab_size=151936, tied_head=False,
-              norm="rms", n_linear_attention=36,
+    ModelDims("Qwen3-Next-80B-A3B", 2048, 512, 48, gated=True, bias=False,
+              moe=MoEDims(512, 10, SharedExperts(512, gate=True)), vocab_size=151936,
+              tied_head=False, norm="rms",
               attention_per_layer=head_attention_parameters(2048, 16, 2, 256, qk_norm=True,
                                                             output_gate=True),
-              linear_attention_per_layer=gated_deltanet_parameters(2048, 16, 32, 128, 128, 4),
+              linear_attention=LinearAttention(
+                  36, gated_deltanet_parameters(2048, 16, 32, 128, 128, 4)),
               source=f"{_SLIME.format('qwen3-next-80B-A3B')}: hidden-size 2048, num-layers "
                      "48, num-attention-heads 16, num-query-groups 2, kv-channels 256, "
                      "attention-output-gate, num-experts 512, moe-router-topk 10, "
