@@ -41,9 +41,10 @@ from ffn.inference import (
 )
 from ffn.layernorm import LayerNorm
 from ffn.linear import Linear
-from ffn.model_dims import ModelDims
+from ffn.model_dims import LinearAttention, LlamaWidth, ModelDims
 from ffn.models import LLAMA_MODELS, MODELS, MOE_MODELS, get_model
 from ffn.moe import Dispatch, MixtureOfExperts
+from ffn.moe_dims import DenseLayers, MoEDims, SharedExperts
 from ffn.moe_presets import GatedSharedMoE, GroupedExperts, InputScaledMoE, RouterBiasMoE
 from ffn.parallel import ParallelBlock
 from ffn.report import Discrepancy, discrepancies
@@ -69,11 +70,12 @@ __all__ = [
     "ACTIVATIONS", "APPROXIMATIONS", "BLOCK_FORMATS", "E4M3_MAX", "GATED_VARIANTS", "H100_SXM",
     "LLAMA_MODELS", "MODELS", "MOE_MODELS", "OPTIMIZERS", "PLACEMENTS", "QUANT_FORMATS",
     "QUANT_GRANULARITIES",
-    "Accelerator", "BlockQuantized", "ClampedSwiGLU", "Discrepancy", "Dispatch", "FeedForward",
+    "Accelerator", "BlockQuantized", "ClampedSwiGLU", "DenseLayers", "Discrepancy", "Dispatch",
+    "FeedForward",
     "FeedForwardTrace", "FitResult", "GatedFeedForward", "GatedFeedForwardTrace",
     "GatedSharedMoE", "GroupedExperts", "InputScaledMoE", "LayerNorm", "Linear",
-    "MixtureOfExperts", "ModelDims", "ParallelBlock", "Quantized", "RMSNorm", "RouterBiasMoE",
-    "Sublayer",
+    "LinearAttention", "LlamaWidth", "MixtureOfExperts", "MoEDims", "ModelDims", "ParallelBlock",
+    "Quantized", "RMSNorm", "RouterBiasMoE", "SharedExperts", "Sublayer",
     "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
     "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
     "discrepancies", "experts_read", "fast",

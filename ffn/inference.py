@@ -186,7 +186,7 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
                   expert_size: int | Fraction) -> float:
     """``decode_bytes`` of checked arguments (``expert_size``: the routed experts' matrices)."""
     activations = 2 * batch * model.d_model  # x read, y written
-    if model.n_experts is None or model.top_k is None:
+    if model.moe is None:
         exact = model.n_layers * size * (model.ffn_parameters_per_layer() + activations)
         if isinstance(exact, int):
             return exact
@@ -198,7 +198,7 @@ def _decode_bytes(model: ModelDims, batch: int, size: int | Fraction,
                              ) from None
     expert, matrices = model.expert_parameters(), model.expert_parameters(biases=False)
     router = model.router_parameters()
-    read = _experts_read(model.n_experts, model.top_k, batch)
+    read = _experts_read(model.moe.n_experts, model.moe.top_k, batch)
     moe_layers = model.moe_layers  # the dense FFNs: the leading ones and, with moe_every, between
     dense = (model.n_layers - moe_layers) * size * (model.dense_ffn_parameters() + activations)
     try:

@@ -1,8 +1,10 @@
 """A transformer's published dimensions (``ModelDims``), and what they imply for the FFN.
 
-Only the dimensions are data here; every derived number (parameters, shares, FLOPs, the
-weights a decode step reads) is asked of ``ffn.counting``. The models themselves are
-``ffn.models``' catalogue.
+``ModelDims`` is made of parts, each checked when made: the hidden width or LLaMA's rule for it
+(``LlamaWidth``), the linear-attention sublayers (``LinearAttention``), and a mixture of
+experts' fields (``ffn.moe_dims.MoEDims``), None where the model has none. Only the dimensions
+are data here; every derived number (parameters, shares, FLOPs, the weights a decode step
+reads) is asked of ``ffn.counting``. The models themselves are ``ffn.models``' catalogue.
 """
 
 from __future__ import annotations
@@ -21,6 +23,40 @@ from ffn.counting import (
     shared_expert_flops,
     shared_expert_parameters,
 )
+from ffn.moe_dims import MoEDims
+
+
+@dataclass(frozen=True)
+class LlamaWidth:
+    """LLaMA's rule for the hidden width (``ffn.llama_d_ff``), where a source gives the rule's
+    arguments instead of the width."""
+
+    multiple_of: int = 256  # the width is rounded up to a multiple of this
+    ffn_dim_multiplier: float | None = None  # LLaMA 2 and 3's widening factor; None: none
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "multiple_of", check.positive_int(self.multiple_of,
+                                                                   "multiple_of"))
+        if self.ffn_dim_multiplier is not None:  # a float: Meta's code multiplies in floats
+            object.__setattr__(self, "ffn_dim_multiplier", check.real(
+                self.ffn_dim_multiplier, "ffn_dim_multiplier", 0.0, float("inf"),
+                high_open=True, low_open=True))
+
+    def d_ff(self, d_model: int) -> int:
+        """The hidden width the rule gives a model of width ``d_model``."""
+        return llama_d_ff(d_model, self.multiple_of, self.ffn_dim_multiplier)
+
+
+@dataclass(frozen=True)
+class LinearAttention:
+    """Attention sublayers that are linear attention instead (Qwen3-Next's Gated DeltaNet)."""
+
+    sublayers: int  # how many of the model's attention sublayers
+    per_layer: int  # one of them's parameters
+
+    def __post_init__(self) -> None:
+        for field in ("sublayers", "per_layer"):
+            object.__setattr__(self, field, check.positive_int(getattr(self, field), field))
 
 
 @dataclass(frozen=True)
@@ -29,7 +65,7 @@ class ModelDims:
 
     name: str
     d_model: int  # width of the residual stream
-    d_ff: int | None  # published hidden width; None: LLaMA's rule, ffn.llama_d_ff (below)
+    d_ff: int | LlamaWidth  # hidden width, or LLaMA's rule for it (resolved_d_ff: the width)
     n_layers: int  # transformer layers, each with one FFN
     gated: bool  # True: a SwiGLU-style FFN with three matrices
     bias: bool  # True: the FFN and attention projections have biases
@@ -41,115 +77,65 @@ class ModelDims:
     norm: str = "layer"  # "layer": LayerNorm, scale and shift; "rms": RMSNorm, scale only
     other: int = 0  # parameters in no part above (BERT: token-type embeddings, pooler)
     kv_dim: int | None = None  # width of attention's K and V; None: d_model (no grouped query)
-    n_experts: int | None = None  # FFN experts per layer (mixture of experts); None: one FFN
-    top_k: int | None = None  # experts each token uses, with n_experts
-    multiple_of: int = 256  # with d_ff None: LLaMA's rule rounds the width up to a multiple
-    ffn_dim_multiplier: float | None = None  # with d_ff None: LLaMA 2 and 3's widening factor
-    shared_d_ff: int = 0  # width of the shared experts together, which every token uses; 0: none
-    shared_gate: bool = False  # a sigmoid gate, d_model -> 1, scales the shared experts (Qwen)
-    dense_layers: int = 0  # leading layers with one dense FFN instead of experts (DeepSeek-V3)
-    dense_d_ff: int | None = None  # the width of those dense FFNs
     attention_per_layer: int | None = None  # one attention sublayer's parameters where Q, K, V,
     # O of width d_model (kv_dim) do not describe it; None: count_attention_parameters
-    router_bias: bool = False  # the router adds a bias, one number per expert (gpt-oss)
-    moe_every: int = 1  # after the dense_layers, one MoE layer in every moe_every, starting with
-    # the first; the others dense FFNs of width dense_d_ff (Llama 4 Maverick: 2)
-    n_linear_attention: int = 0  # how many attention sublayers are linear attention instead
-    # (Qwen3-Next's Gated DeltaNet); attention_per_layer counts the others
-    linear_attention_per_layer: int | None = None  # one linear-attention sublayer's parameters
+    linear_attention: LinearAttention | None = None  # None: every attention sublayer is softmax
+    moe: MoEDims | None = None  # the experts; None: one dense FFN per layer
     norms_per_layer: int = 2  # norms in each layer (Gemma 4: 4, and 3 more beside its experts)
-    zero_experts: int = 0  # identity experts the router may pick beside the n_experts FFNs
-    # (LongCat-Flash's zero-computation experts): no parameters, but a router row each
     extra_attention: int = 0  # attention parameters beyond attention_per_layer in all the
     # sublayers, where kinds differ (DeepSeek-V4's compressors, Gemma 4's full layers)
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
             check.text(getattr(self, field), field)
-        zero_ok = ("other", "shared_d_ff", "dense_layers")
-        for field in ("d_model", "d_ff", "n_layers", "n_attention", "vocab_size", "n_positions",
-                      "kv_dim", "other", "shared_d_ff", "dense_layers", "dense_d_ff",
-                      "attention_per_layer", "n_experts", "top_k", "multiple_of"):  # the
-            # optional ones may be None
-            required = ("d_model", "n_layers", "multiple_of", *zero_ok)
-            if field in required or getattr(self, field) is not None:
-                value = check.positive_int(getattr(self, field), field, zero_ok=field in zero_ok)
+        required, zero_ok = ("d_model", "n_layers", "other", "norms_per_layer",
+                             "extra_attention"), ("other", "norms_per_layer", "extra_attention")
+        for field in ("d_model", "n_layers", "other", "n_attention", "vocab_size", "n_positions",
+                      "kv_dim", "attention_per_layer", "norms_per_layer", "extra_attention"):
+            value = getattr(self, field)  # the optional ones' None: not given
+            if field in required or value is not None:
+                value = check.positive_int(value, field, zero_ok=field in zero_ok)
                 object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
-        for field in ("gated", "bias", "tied_head", "shared_gate"):
+        if isinstance(self.d_ff, LlamaWidth):
+            self.d_ff.d_ff(self.d_model)  # the rule refuses a width it cannot give (zero, or a
+            # d_model too wide for a float times the multiplier)
+        else:
+            object.__setattr__(self, "d_ff", check.positive_int(
+                self.d_ff, "d_ff", kind="an int or a LlamaWidth"))
+        for field in ("gated", "bias", "tied_head"):
             check.boolean(getattr(self, field), field)
         check.choice(self.norm, "norm", ("layer", "rms"))
-        if (self.n_experts is None) != (self.top_k is None):
-            raise ValueError(f"n_experts and top_k go together, got {self.n_experts} and "
-                             f"{self.top_k}")
-        if self.n_experts is not None:
-            check.top_k(self.top_k, self.n_experts)
-        elif self.shared_d_ff or self.shared_gate or self.dense_layers:
-            raise ValueError("shared_d_ff, shared_gate and dense_layers describe a mixture of "
-                             "experts: give n_experts and top_k")
-        if self.shared_gate and not self.shared_d_ff:
-            raise ValueError("shared_gate needs shared experts: give shared_d_ff")
-        if self.dense_layers > self.n_layers:
-            raise ValueError(f"dense_layers must be at most n_layers = {self.n_layers}, got "
-                             f"{self.dense_layers}")
-        if bool(self.dense_layers) != (self.dense_d_ff is not None):
-            raise ValueError(f"dense_layers and dense_d_ff go together, got {self.dense_layers} "
-                             f"and {self.dense_d_ff}")
-        if self.d_ff is None:  # the rule's arguments, checked by the rule
-            llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
-        elif self.multiple_of != 256 or self.ffn_dim_multiplier is not None:
-            raise ValueError(f"{self.name}: multiple_of and ffn_dim_multiplier size a width by "
-                             f"LLaMA's rule, but d_ff is given ({self.d_ff})")
-        self._check_router_bias_and_layer_mix()
-        self._check_norms_zero_experts_and_extra_attention()
-
-    def _check_router_bias_and_layer_mix(self) -> None:
-        """The last four fields, which the models of 2025 need (router_bias to
-        linear_attention_per_layer)."""
-        check.boolean(self.router_bias, "router_bias")
-        for field in ("moe_every", "n_linear_attention", "linear_attention_per_layer"):
-            if field != "linear_attention_per_layer" or getattr(self, field) is not None:
-                value = check.positive_int(getattr(self, field), field,
-                                           zero_ok=field == "n_linear_attention")
-                object.__setattr__(self, field, value)
-        if self.n_experts is None and (self.router_bias or self.moe_every != 1):
-            raise ValueError("router_bias and moe_every describe a mixture of experts: give "
-                             "n_experts and top_k")
-        if self.moe_every != 1 and self.dense_d_ff is None:
-            raise ValueError("moe_every > 1 puts dense FFNs between the MoE layers: give "
-                             "dense_d_ff (and dense_layers >= 1)")
-        if bool(self.n_linear_attention) != (self.linear_attention_per_layer is not None):
-            raise ValueError(f"n_linear_attention and linear_attention_per_layer go together, "
-                             f"got {self.n_linear_attention} and "
-                             f"{self.linear_attention_per_layer}")
-        if self.n_linear_attention > self.attention_sublayers:
-            raise ValueError(f"n_linear_attention must be at most the {self.attention_sublayers} "
-                             f"attention sublayers, got {self.n_linear_attention}")
-
-    def _check_norms_zero_experts_and_extra_attention(self) -> None:
-        """The last three fields, which the models of 2026 need."""
-        for field in ("norms_per_layer", "zero_experts", "extra_attention"):
-            value = check.positive_int(getattr(self, field), field, zero_ok=True)
-            object.__setattr__(self, field, value)
-        if self.zero_experts and self.n_experts is None:
-            raise ValueError("zero_experts sit beside routed experts: give n_experts and top_k")
+        for field, kind in (("linear_attention", LinearAttention), ("moe", MoEDims)):
+            if getattr(self, field) is not None and not isinstance(getattr(self, field), kind):
+                raise TypeError(f"{field} must be a {kind.__name__} or None, got "
+                                f"{check.describe(getattr(self, field))}")
+        if self.moe is not None and self.moe.dense is not None and (
+                self.moe.dense.first > self.n_layers):
+            raise ValueError(f"moe.dense.first must be at most n_layers = {self.n_layers}, got "
+                             f"{self.moe.dense.first}")
         if self.extra_attention and self.attention_per_layer is None:
             raise ValueError("extra_attention adds to a counted sublayer: give "
                              "attention_per_layer")
+        if self.moe is not None and self.moe.hash_layers > self.moe_layers:
+            raise ValueError(f"moe.hash_layers must be at most the {self.moe_layers} MoE "
+                             f"layers, got {self.moe.hash_layers}")
+        if self.linear_attention and self.linear_attention.sublayers > self.attention_sublayers:
+            raise ValueError(f"linear_attention.sublayers must be at most the "
+                             f"{self.attention_sublayers} attention sublayers, got "
+                             f"{self.linear_attention.sublayers}")
 
     @property
     def resolved_d_ff(self) -> int:
-        """The hidden width: ``d_ff`` when published, else LLaMA's rule with this model's
-        ``multiple_of`` and ``ffn_dim_multiplier``."""
-        if self.d_ff is not None:
-            return self.d_ff
-        return llama_d_ff(self.d_model, self.multiple_of, self.ffn_dim_multiplier)
+        """The hidden width: ``d_ff`` when published, else what LLaMA's rule gives."""
+        if isinstance(self.d_ff, LlamaWidth):
+            return self.d_ff.d_ff(self.d_model)
+        return self.d_ff
 
     @property
     def moe_layers(self) -> int:
-        """Number of MoE layers: after the ``dense_layers``, one in every ``moe_every``."""
-        if self.n_experts is None:
-            return 0
-        return len(range(self.dense_layers, self.n_layers, self.moe_every))
+        """Number of MoE layers (0 without experts): after the leading dense layers, one in
+        every ``moe_every``."""
+        return 0 if self.moe is None else self.moe.moe_layers(self.n_layers)
 
     @property
     def attention_sublayers(self) -> int:
@@ -159,13 +145,13 @@ class ModelDims:
     def ffn_parameters_per_layer(self, active: bool = False) -> int:
         """Parameters of one layer's FFN, or of one MoE layer's experts, router and shared experts
         (``active``: those a token uses)."""
-        if self.n_experts is None or self.top_k is None:
+        if self.moe is None:
             return count_parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
-        used = self.top_k if active else None  # every token uses the router and shared experts
+        used = self.moe.top_k if active else None  # every token uses the router, shared experts
         # the router scores the zero experts too: a row each (and a bias, with router_bias)
-        zero_rows = self.zero_experts * (self.d_model + (1 if self.router_bias else 0))
-        return count_moe_parameters(self.d_model, self.resolved_d_ff, self.n_experts, used,
-                                    self.bias, self.gated, self.router_bias
+        zero_rows = self.moe.zero_experts * (self.d_model + (1 if self.moe.router_bias else 0))
+        return count_moe_parameters(self.d_model, self.resolved_d_ff, self.moe.n_experts, used,
+                                    self.bias, self.gated, self.moe.router_bias
                                     ) + zero_rows + self.shared_parameters()
 
     def expert_parameters(self, biases: bool = True) -> int:
@@ -173,36 +159,35 @@ class ModelDims:
 
         A ValueError for a model without experts.
         """
-        if self.n_experts is None:
-            raise ValueError(f"{self.name}: no experts (give n_experts and top_k)")
+        if self.moe is None:
+            raise ValueError(f"{self.name}: no experts (give moe, a MoEDims)")
         biases = check.boolean(biases, "biases") and self.bias
         return count_parameters(self.d_model, self.resolved_d_ff, biases, self.gated)
 
     def router_parameters(self) -> int:
         """Parameters of one MoE layer's router (0 without experts): the ``(d_model,
         n_experts + zero_experts)`` matrix, and its bias with ``router_bias``."""
-        if self.n_experts is None:
+        if self.moe is None:
             return 0
-        return router_parameters(self.d_model, self.n_experts + self.zero_experts,
-                                 self.router_bias)
+        return router_parameters(self.d_model, self.moe.router_rows, self.moe.router_bias)
 
     def shared_parameters(self) -> int:
         """Parameters of one MoE layer's shared experts and their gate, which every token uses
         (0 without any)."""
-        if not self.shared_d_ff:
+        if self.moe is None or self.moe.shared is None:
             return 0
-        return shared_expert_parameters(self.d_model, self.shared_d_ff, self.bias, self.gated,
-                                        self.shared_gate)
+        return shared_expert_parameters(self.d_model, self.moe.shared.d_ff, self.bias,
+                                        self.gated, self.moe.shared.gate)
 
     def dense_ffn_parameters(self) -> int:
-        """Parameters of the FFN of one of the leading dense layers (0 without any)."""
-        if self.dense_d_ff is None:
+        """Parameters of the FFN of one of a mixture's dense layers (0 without any)."""
+        if self.moe is None or self.moe.dense is None:
             return 0
-        return count_parameters(self.d_model, self.dense_d_ff, self.bias, self.gated)
+        return count_parameters(self.d_model, self.moe.dense.d_ff, self.bias, self.gated)
 
     def ffn_parameters(self, active: bool = False) -> int:
         """Parameters of all the model's FFNs (``active``: those one token uses)."""
-        if self.n_experts is None:
+        if self.moe is None:
             return self.n_layers * self.ffn_parameters_per_layer()
         return ((self.n_layers - self.moe_layers) * self.dense_ffn_parameters()
                 + self.moe_layers * self.ffn_parameters_per_layer(active))
@@ -214,22 +199,25 @@ class ModelDims:
 
         The parts but the idle experts add up to ``ffn_parameters(active=True)``.
         """
-        if self.n_experts is None or self.top_k is None:
+        if self.moe is None:
             return {"dense FFNs": self.ffn_parameters(), "router": 0, "shared experts": 0,
                     "experts, active": 0, "experts, idle": 0}
         moe, expert = self.moe_layers, self.expert_parameters()
         return {"dense FFNs": (self.n_layers - moe) * self.dense_ffn_parameters(),
                 "router": moe * self.router_parameters(),
                 "shared experts": moe * self.shared_parameters(),
-                "experts, active": moe * self.top_k * expert,
-                "experts, idle": moe * (self.n_experts - self.top_k) * expert}
+                "experts, active": moe * self.moe.top_k * expert,
+                "experts, idle": moe * (self.moe.n_experts - self.moe.top_k) * expert}
 
     def attention_parameters(self) -> int:
         """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""
         per_layer = self.attention_per_layer or count_attention_parameters(
             self.d_model, self.bias, self.kv_dim)
-        linear = self.n_linear_attention * ((self.linear_attention_per_layer or 0) - per_layer)
-        return self.attention_sublayers * per_layer + linear + self.extra_attention
+        total = self.attention_sublayers * per_layer + self.extra_attention
+        if self.linear_attention is None:
+            return total
+        return total + self.linear_attention.sublayers * (self.linear_attention.per_layer
+                                                          - per_layer)
 
     def ffn_share(self) -> float:
         """FFN parameters as a fraction of FFN plus attention parameters, over all layers."""
@@ -266,17 +254,17 @@ class ModelDims:
     def ffn_flops_per_token(self, backward: bool = False) -> int:
         """FLOPs of all the model's FFN matrix products for one token (``backward``: training)."""
         backward = check.boolean(backward, "backward")
-        if self.n_experts is None or self.top_k is None:
+        if self.moe is None:
             return self.n_layers * count_flops(self.d_model, self.resolved_d_ff, 1, self.gated,
                                                backward)
         # the router, top_k experts, and the shared experts and their gate
-        per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.n_experts, self.top_k,
-                                    1, self.gated, backward)
-        router_zero = 2 * self.d_model * self.zero_experts  # the router's zero-expert columns
+        per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.moe.n_experts,
+                                    self.moe.top_k, 1, self.gated, backward)
+        router_zero = 2 * self.d_model * self.moe.zero_experts  # the zero experts' columns
         per_layer += 3 * router_zero if backward else router_zero
-        if self.shared_d_ff:  # shared_gate needs shared experts (__post_init__)
-            per_layer += shared_expert_flops(self.d_model, self.shared_d_ff, 1, self.gated,
-                                             self.shared_gate, backward)
-        dense = 0 if self.dense_d_ff is None else (self.n_layers - self.moe_layers) * count_flops(
-            self.d_model, self.dense_d_ff, 1, self.gated, backward)
+        if self.moe.shared is not None:
+            per_layer += shared_expert_flops(self.d_model, self.moe.shared.d_ff, 1, self.gated,
+                                             self.moe.shared.gate, backward)
+        dense = 0 if self.moe.dense is None else (self.n_layers - self.moe_layers) * count_flops(
+            self.d_model, self.moe.dense.d_ff, 1, self.gated, backward)
         return dense + self.moe_layers * per_layer

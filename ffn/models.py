@@ -19,7 +19,8 @@ from ffn.counting import (
     hyper_connection_parameters,
     latent_attention_parameters,
 )
-from ffn.model_dims import ModelDims
+from ffn.model_dims import LinearAttention, LlamaWidth, ModelDims
+from ffn.moe_dims import DenseLayers, MoEDims, SharedExperts
 
 _VASWANI = "Vaswani et al. (2017), Attention Is All You Need, Table 3"
 _DECODER = "6 encoder + 6 decoder layers; each decoder layer adds a cross-attention"
@@ -44,7 +45,7 @@ MODELS: tuple[ModelDims, ...] = (
               vocab_size=50257, n_positions=1024),
     ModelDims("GPT-2 XL", 1600, 6400, 48, gated=False, bias=True, source=_GPT2,
               vocab_size=50257, n_positions=1024),
-    ModelDims("LLaMA-7B", 4096, None, 32, gated=True, bias=False,
+    ModelDims("LLaMA-7B", 4096, LlamaWidth(), 32, gated=True, bias=False,
               source="Touvron et al. (2023), LLaMA, Table 2 and section 2.2; SwiGLU, "
                      "hidden width 2/3 * 4d rounded up to a multiple of 256, no biases",
               vocab_size=32000, tied_head=False, norm="rms"),
@@ -65,9 +66,9 @@ def _llama(name: str, d_model: int, n_layers: int, vocab_size: int, source: str,
            kv_dim: int | None = None, multiple_of: int = 256,
            ffn_dim_multiplier: float | None = None) -> ModelDims:
     """A LLaMA: SwiGLU and attention without biases, RMSNorm, an untied head, width by rule."""
-    return ModelDims(name, d_model, None, n_layers, gated=True, bias=False, source=source,
-                     vocab_size=vocab_size, tied_head=False, norm="rms", kv_dim=kv_dim,
-                     multiple_of=multiple_of, ffn_dim_multiplier=ffn_dim_multiplier)
+    return ModelDims(name, d_model, LlamaWidth(multiple_of, ffn_dim_multiplier), n_layers,
+                     gated=True, bias=False, source=source, vocab_size=vocab_size,
+                     tied_head=False, norm="rms", kv_dim=kv_dim)
 
 
 LLAMA_MODELS: tuple[ModelDims, ...] = (
@@ -94,12 +95,13 @@ LLAMA_MODELS: tuple[ModelDims, ...] = (
 
 MOE_MODELS: tuple[ModelDims, ...] = (
     ModelDims("Mixtral 8x7B", 4096, 14336, 32, gated=True, bias=False, kv_dim=8 * 128,
-              n_experts=8, top_k=2, vocab_size=32000, tied_head=False, norm="rms",
+              moe=MoEDims(n_experts=8, top_k=2), vocab_size=32000, tied_head=False, norm="rms",
               source="Jiang et al. (2024), Mixtral of Experts, Table 1: 8 SwiGLU experts, 2 per "
                      "token; 8 key-value heads of 128; = transformers' MixtralConfig() defaults"),
     # OLMoE's "other": each layer's RMSNorms of the queries and keys (d_model each).
-    ModelDims("OLMoE-1B-7B", 2048, 1024, 16, gated=True, bias=False, n_experts=64, top_k=8,
-              vocab_size=50304, tied_head=False, norm="rms", other=16 * 2 * 2048,
+    ModelDims("OLMoE-1B-7B", 2048, 1024, 16, gated=True, bias=False,
+              moe=MoEDims(n_experts=64, top_k=8), vocab_size=50304, tied_head=False, norm="rms",
+              other=16 * 2 * 2048,
               source="Muennighoff et al. (2024), OLMoE; allenai/OLMoE-1B-7B-0924's config: 64 "
                      "SwiGLU experts of width 1024, 8 per token, the router's top 8 not "
                      "renormalised; transformers' OlmoeConfig defaults to width 2048 instead"),
@@ -114,13 +116,14 @@ MOE_MODELS: tuple[ModelDims, ...] = (
 FINE_GRAINED_MOE_MODELS: tuple[ModelDims, ...] = (
     # Qwen1.5-MoE's 4 shared experts of width 1408 are one block of width 5632 in its code,
     # scaled by a sigmoid gate; attention has biases on Q, K and V, none on O.
-    ModelDims("Qwen1.5-MoE-A2.7B", 2048, 1408, 24, gated=True, bias=False, n_experts=60,
-              top_k=4, shared_d_ff=4 * 1408, shared_gate=True, vocab_size=151936,
+    ModelDims("Qwen1.5-MoE-A2.7B", 2048, 1408, 24, gated=True, bias=False,
+              moe=MoEDims(60, 4, SharedExperts(4 * 1408, gate=True)), vocab_size=151936,
               tied_head=False, norm="rms", attention_per_layer=4 * 2048 * 2048 + 3 * 2048,
               source="Qwen team (2024), Qwen1.5-MoE blog: 60 routed experts, 4 per token, and 4 "
                      "shared ones; = transformers' Qwen2MoeConfig() defaults"),
-    ModelDims("DeepSeek-V3", 7168, 2048, 61, gated=True, bias=False, n_experts=256, top_k=8,
-              shared_d_ff=2048, dense_layers=3, dense_d_ff=18432, vocab_size=129280,
+    ModelDims("DeepSeek-V3", 7168, 2048, 61, gated=True, bias=False,
+              moe=MoEDims(256, 8, SharedExperts(2048), dense=DenseLayers(3, 18432)),
+              vocab_size=129280,
               tied_head=False, norm="rms",
               attention_per_layer=latent_attention_parameters(7168, 128, 1536, 512, 128, 64, 128),
               source="DeepSeek-AI (2024), DeepSeek-V3 Technical Report, Section 4.2: 1 shared and "
@@ -170,8 +173,9 @@ _LLAMA4 = ("transformers 5.24, Llama4TextConfig() defaults (Llama-4-Scout-17B-16
 def _gpt_oss(name: str, n_layers: int, n_experts: int, source: str) -> ModelDims:
     """A gpt-oss: 2880 wide, experts of 2880 with biases, top-4, a router bias, 64 query heads
     of 64 and 8 key-value heads with biases and sinks, an untied head."""
-    return ModelDims(name, 2880, 2880, n_layers, gated=True, bias=True, n_experts=n_experts,
-                     top_k=4, vocab_size=201088, tied_head=False, norm="rms", router_bias=True,
+    return ModelDims(name, 2880, 2880, n_layers, gated=True, bias=True,
+                     moe=MoEDims(n_experts, 4, router_bias=True), vocab_size=201088,
+                     tied_head=False, norm="rms",
                      attention_per_layer=head_attention_parameters(2880, 64, 8, 64, bias=True,
                                                                    sinks=True), source=source)
 
@@ -179,8 +183,8 @@ def _gpt_oss(name: str, n_layers: int, n_experts: int, source: str) -> ModelDims
 def _qwen3_moe(name: str, d_model: int, n_layers: int, n_heads: int, d_ff: int,
                source: str) -> ModelDims:
     """A Qwen3-MoE: 128 experts, top-8, no shared expert, 4 key-value heads of 128, QK norms."""
-    return ModelDims(name, d_model, d_ff, n_layers, gated=True, bias=False, n_experts=128,
-                     top_k=8, vocab_size=151936, tied_head=False, norm="rms",
+    return ModelDims(name, d_model, d_ff, n_layers, gated=True, bias=False,
+                     moe=MoEDims(128, 8), vocab_size=151936, tied_head=False, norm="rms",
                      attention_per_layer=head_attention_parameters(d_model, n_heads, 4, 128,
                                                                    qk_norm=True), source=source)
 
@@ -188,11 +192,12 @@ def _qwen3_moe(name: str, d_model: int, n_layers: int, n_heads: int, d_ff: int,
 def _llama4(name: str, n_experts: int, moe_every: int, source: str) -> ModelDims:
     """A Llama 4 text model: top-1 of n_experts of 8192 and a shared one of 8192, 48 layers of
     width 5120, dense FFNs of 16384 between the MoE layers (moe_every 2: layer 0, 2, ...)."""
-    interleaved = moe_every > 1  # then layer 0 is dense, and every other one after it
-    return ModelDims(name, 5120, 8192, 48, gated=True, bias=False, n_experts=n_experts,
-                     top_k=1, shared_d_ff=8192, vocab_size=202048, tied_head=False, norm="rms",
-                     kv_dim=8 * 128, moe_every=moe_every, dense_layers=int(interleaved),
-                     dense_d_ff=16384 if interleaved else None, source=source)
+    # interleaved: layer 0 is dense, and every other one after it
+    dense = DenseLayers(1, 16384, moe_every) if moe_every > 1 else None
+    return ModelDims(name, 5120, 8192, 48, gated=True, bias=False,
+                     moe=MoEDims(n_experts, 1, SharedExperts(8192), dense=dense),
+                     vocab_size=202048, tied_head=False, norm="rms", kv_dim=8 * 128,
+                     source=source)
 
 
 
@@ -221,8 +226,9 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
                "num-attention-heads 64, num-query-groups 4, kv-channels 128, qk-layernorm, "
                "num-experts 128, moe-router-topk 8, moe-ffn-hidden-size 1536, vocab-size "
                "151936, untied"),
-    ModelDims("Kimi K2", 7168, 2048, 61, gated=True, bias=False, n_experts=384, top_k=8,
-              shared_d_ff=2048, dense_layers=1, dense_d_ff=18432, vocab_size=163840,
+    ModelDims("Kimi K2", 7168, 2048, 61, gated=True, bias=False,
+              moe=MoEDims(384, 8, SharedExperts(2048), dense=DenseLayers(1, 18432)),
+              vocab_size=163840,
               tied_head=False, norm="rms",
               attention_per_layer=latent_attention_parameters(7168, 64, 1536, 512, 128, 64, 128),
               source=f"{_SLIME.format('kimi-k2')}: DeepSeek-V3's architecture; hidden-size "
@@ -240,12 +246,13 @@ RECENT_MOE_MODELS: tuple[ModelDims, ...] = (
              f"{_GPT_OSS_20B}: num_hidden_layers 24, num_local_experts 32, "
              "num_experts_per_tok 4, the other sizes as gpt-oss-120b's"),
     # Qwen3-Next: 48 layers, every fourth full (gated) attention, the others Gated DeltaNet.
-    ModelDims("Qwen3-Next-80B-A3B", 2048, 512, 48, gated=True, bias=False, n_experts=512,
-              top_k=10, shared_d_ff=512, shared_gate=True, vocab_size=151936, tied_head=False,
-              norm="rms", n_linear_attention=36,
+    ModelDims("Qwen3-Next-80B-A3B", 2048, 512, 48, gated=True, bias=False,
+              moe=MoEDims(512, 10, SharedExperts(512, gate=True)), vocab_size=151936,
+              tied_head=False, norm="rms",
               attention_per_layer=head_attention_parameters(2048, 16, 2, 256, qk_norm=True,
                                                             output_gate=True),
-              linear_attention_per_layer=gated_deltanet_parameters(2048, 16, 32, 128, 128, 4),
+              linear_attention=LinearAttention(
+                  36, gated_deltanet_parameters(2048, 16, 32, 128, 128, 4)),
               source=f"{_SLIME.format('qwen3-next-80B-A3B')}: hidden-size 2048, num-layers "
                      "48, num-attention-heads 16, num-query-groups 2, kv-channels 256, "
                      "attention-output-gate, num-experts 512, moe-router-topk 10, "
@@ -277,8 +284,9 @@ def _deepseek_v4(name: str, n_sliding: int, n_csa: int, n_hca: int, source: str)
                                                64 if index else 0, 128 if index else 0)
     sliding, layers = attention(), n_sliding + n_csa + n_hca
     extra = n_csa * (attention(4, index=True) - sliding) + n_hca * (attention(128) - sliding)
-    return ModelDims(name, 4096, 2048, layers, gated=True, bias=False, n_experts=256, top_k=6,
-                     shared_d_ff=2048, vocab_size=129280, tied_head=False, norm="rms",
+    return ModelDims(name, 4096, 2048, layers, gated=True, bias=False,
+                     moe=MoEDims(256, 6, SharedExperts(2048), hash_layers=3),
+                     vocab_size=129280, tied_head=False, norm="rms",
                      attention_per_layer=sliding, extra_attention=extra,
                      other=hyper_connection_parameters(4096, 4, 2 * layers), source=source)
 
@@ -289,13 +297,12 @@ def _qwen3_5(name: str, d_model: int, n_layers: int, n_experts: int, top_k: int,
     gated attention with 2 key-value heads of 256 and QK norms), routed experts of d_ff and a
     gated shared expert of the same width, 248320 tokens, an untied head."""
     return ModelDims(name, d_model, d_ff, n_layers, gated=True, bias=False,
-                     n_experts=n_experts, top_k=top_k, shared_d_ff=d_ff, shared_gate=True,
+                     moe=MoEDims(n_experts, top_k, SharedExperts(d_ff, gate=True)),
                      vocab_size=248320, tied_head=False, norm="rms",
-                     n_linear_attention=n_layers // 4 * 3,
                      attention_per_layer=head_attention_parameters(
                          d_model, n_heads, 2, 256, qk_norm=True, output_gate=True),
-                     linear_attention_per_layer=gated_deltanet_parameters(
-                         d_model, 16, n_value_heads, 128, 128, 4), source=source)
+                     linear_attention=LinearAttention(n_layers // 4 * 3, gated_deltanet_parameters(
+                         d_model, 16, n_value_heads, 128, 128, 4)), source=source)
 
 
 def _gemma4_moe(name: str, source: str) -> ModelDims:
@@ -306,8 +313,9 @@ def _gemma4_moe(name: str, source: str) -> ModelDims:
     router's input scale and per-expert output scales ("other"); a tied head."""
     sliding = head_attention_parameters(2816, 16, 8, 256, qk_norm=True)
     full = head_attention_parameters(2816, 16, 2, 512, qk_norm=True, k_eq_v=True)
-    return ModelDims(name, 2816, 704, 30, gated=True, bias=False, n_experts=128, top_k=8,
-                     shared_d_ff=2112, vocab_size=262144, tied_head=True, norm="rms",
+    return ModelDims(name, 2816, 704, 30, gated=True, bias=False,
+                     moe=MoEDims(128, 8, SharedExperts(2112)),
+                     vocab_size=262144, tied_head=True, norm="rms",
                      norms_per_layer=7, attention_per_layer=sliding,
                      extra_attention=5 * (full - sliding), other=30 * (2816 + 128),
                      source=source)
@@ -318,9 +326,10 @@ def _longcat_flash(name: str, source: str) -> ModelDims:
     num_hidden_layers 56) of latent attention and a dense SwiGLU FFN of 12288; beside the
     second, a shortcut MoE: 12 picks among 512 experts of 2048 and 256 zero-computation
     experts. In ffn's terms: 56 layers, the odd ones MoE with the dense FFN as shared expert."""
-    return ModelDims(name, 6144, 2048, 56, gated=True, bias=False, n_experts=512, top_k=12,
-                     zero_experts=256, shared_d_ff=12288, dense_layers=1, dense_d_ff=12288,
-                     moe_every=2, vocab_size=131072, tied_head=False, norm="rms",
+    return ModelDims(name, 6144, 2048, 56, gated=True, bias=False,
+                     moe=MoEDims(512, 12, SharedExperts(12288), dense=DenseLayers(1, 12288, 2),
+                                 zero_experts=256),
+                     vocab_size=131072, tied_head=False, norm="rms",
                      attention_per_layer=latent_attention_parameters(6144, 64, 1536, 512, 128,
                                                                      64, 128), source=source)
 

@@ -989,7 +989,7 @@ def model_cases() -> list[Case]:
         Case("get_model GPT-2 small", named("GPT-2 small"), "name", gpt2),
         Case("get_model np.str_", named(np.str_("GPT-2 small")), "name", gpt2),
         Case("get_model Mixtral", named("Mixtral 8x7B"), "name",
-             lambda m: (m.n_experts, m.top_k, m.d_ff) == (8, 2, 14336)),
+             lambda m: (m.moe.n_experts, m.moe.top_k, m.d_ff) == (8, 2, 14336)),
         Case("get_model lower case", named("gpt-2 small"), "'gpt-2 small'", errors=(KeyError,),
              words="GPT-2 small"),
         Case("get_model spaces", named(" GPT-2 small"), "' GPT-2 small'", errors=(KeyError,)),

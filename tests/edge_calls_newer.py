@@ -80,7 +80,7 @@ def inference_cases() -> list[Case]:
                     words=words)
 
     gpu = Accelerator("g", 2e12, 1e10, 1e9, "s")  # ridge 200
-    moe = dims(gated=False, bias=False, n_experts=4, top_k=1)
+    moe = dims(gated=False, bias=False, moe=ffn.MoEDims(4, 1))
     plain = dims()
 
     def acc(**kw: Any) -> Callable[[], object]:
@@ -91,7 +91,7 @@ def inference_cases() -> list[Case]:
     saved = [("relu", False, 110), ("gelu", False, 210), ("relu2", False, 210),
              ("silu", False, 210), ("relu", True, 310), ("gelu", True, 410), ("silu", True, 410)]
     big = dims(d_model=np.int64(2**34), d_ff=4, n_layers=1, bias=False,
-               n_experts=np.int64(2**30), top_k=np.int64(1))
+               moe=ffn.MoEDims(np.int64(2**30), np.int64(1)))
     return [
         read("(8, 2, 1)", 8, 2, 1), read("(4, 2, 3)", 4, 2, 3), read("(3, 3, 5)", 3, 3, 5),
         read("(1e9, 1, 1)", 10**9, 1, 1), read("(1e12, 1, 1)", 10**12, 1, 1),
@@ -399,25 +399,23 @@ def deepseek_cases() -> list[Case]:
 def models_cases() -> list[Case]:
     ld = ffn.llama_d_ff
     first = 3 * 2**49 + 1  # where Meta's float two thirds first differs (the docstring)
-    moe = {"n_experts": 8, "top_k": 2}
-
-    def as_int(field: str, **kw: Any) -> Case:
-        return Case(f"models np.int64 {field}", lambda: getattr(dims(**kw), field), field,
-                    lambda v: type(v) is int and v == int(kw[field]))
+    moe = {"moe": ffn.MoEDims(8, 2)}
+    is_int = {8: lambda v: type(v) is int and v == 8, 2: lambda v: type(v) is int and v == 2}
 
     return [
-        as_int("n_experts", n_experts=np.int64(8), top_k=2),
-        as_int("top_k", n_experts=8, top_k=np.int64(2)),
-        Case("models np.int64 multiple_of", lambda: dims(d_ff=None, multiple_of=np.int64(64),
-                                                         gated=True).multiple_of,
+        Case("models np.int64 n_experts", lambda: ffn.MoEDims(np.int64(8), 2).n_experts,
+             "n_experts", is_int[8]),
+        Case("models np.int64 top_k", lambda: ffn.MoEDims(8, np.int64(2)).top_k, "top_k",
+             is_int[2]),
+        Case("models np.int64 multiple_of", lambda: dims(
+            d_ff=ffn.LlamaWidth(np.int64(64)), gated=True).d_ff.multiple_of,
              "multiple_of", lambda v: type(v) is int and v == 64),
-        Case("models n_experts 0", lambda: dims(n_experts=0, top_k=1), "n_experts"),
-        Case("models top_k 9 of 8", lambda: dims(n_experts=8, top_k=np.int64(9)), "top_k"),
-        Case("models shared_d_ff without experts", lambda: dims(shared_d_ff=8), "shared_d_ff"),
-        Case("models dense_layers without dense_d_ff", lambda: dims(**moe, dense_layers=1),
-             "dense_layers"),
-        Case("models multiplier beside d_ff", lambda: dims(ffn_dim_multiplier=1.3),
-             "ffn_dim_multiplier"),
+        Case("models n_experts 0", lambda: ffn.MoEDims(0, 1), "n_experts"),
+        Case("models top_k 9 of 8", lambda: ffn.MoEDims(8, np.int64(9)), "top_k"),
+        Case("models shared d_ff 0", lambda: ffn.SharedExperts(0), "d_ff"),
+        Case("models dense layers beyond n_layers",
+             lambda: dims(moe=ffn.MoEDims(8, 2, dense=ffn.DenseLayers(4, 8))), "first"),
+        Case("models multiplier 0", lambda: ffn.LlamaWidth(256, 0.0), "ffn_dim_multiplier"),
         Case("models kv_dim 0", lambda: dims(kv_dim=0), "kv_dim"),
         Case("models gated 'false'", lambda: dims(gated="false"), "gated"),
         Case("models moe total", lambda: dims(**moe, bias=False, vocab_size=10).ffn_parameters(),

@@ -72,7 +72,7 @@ def test_a_routed_expert_and_the_router_counted_from_their_shapes() -> None:
     assert mixtral.router_parameters() == 4096 * 8
     gpt2 = ffn.get_model("GPT-2 small")
     assert gpt2.router_parameters() == 0
-    with raises(ValueError, "GPT-2 small: no experts (give n_experts and top_k)"):
+    with raises(ValueError, "GPT-2 small: no experts (give moe, a MoEDims)"):
         gpt2.expert_parameters()
     with raises(TypeError, "biases must be a bool, got int 1"):
         oss.expert_parameters(biases=1)  # type: ignore[arg-type]

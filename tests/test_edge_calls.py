@@ -304,8 +304,8 @@ def model_dims_cases() -> list[Case]:
         Case("dims norm batch", make(norm="batch"), "norm"),
         Case("dims vocab 0", make(vocab_size=0), "vocab_size"),
         Case("dims kv_dim str", make(kv_dim="8"), "kv_dim"),
-        Case("dims experts alone", make(n_experts=4), "top_k"),
-        Case("dims top_k > n_experts", make(n_experts=4, top_k=5), "top_k"),
+        Case("dims moe a dict", make(moe={"n_experts": 4, "top_k": 1}), "moe"),
+        Case("dims top_k > n_experts", lambda: ffn.MoEDims(4, 5), "top_k"),
         Case("dims tied_head None", make(tied_head=None), "tied_head"),
     ]
 

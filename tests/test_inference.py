@@ -30,9 +30,10 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def dims(name: str = "tiny", d_model: int = 16, d_ff: int = 64, n_layers: int = 3,
-         gated: bool = False, bias: bool = True, **moe: int) -> ffn.ModelDims:
+         gated: bool = False, bias: bool = True, moe: ffn.MoEDims | None = None
+         ) -> ffn.ModelDims:
     return ffn.ModelDims(name, d_model, d_ff, n_layers, gated=gated, bias=bias, source="test",
-                         **moe)
+                         moe=moe)
 
 
 # --- experts_read ----------------------------------------------------------------------------
@@ -101,7 +102,7 @@ def test_decode_bytes_of_a_gated_model_count_its_three_matrices() -> None:
 
 
 def test_a_moe_step_of_one_token_reads_the_router_and_its_chosen_experts() -> None:
-    model = dims(gated=True, bias=False, n_experts=4, top_k=2)
+    model = dims(gated=True, bias=False, moe=ffn.MoEDims(4, 2))
     moe = ffn.MixtureOfExperts.random(model.d_model, model.d_ff, 4, top_k=2, variant="swiglu",
                                       dtype=np.float32)
     x = np.ones((1, model.d_model), np.float32)  # (1, d_model)
@@ -122,8 +123,8 @@ def test_a_moe_step_of_one_token_reads_the_router_and_its_chosen_experts() -> No
 def test_a_deepseek_style_step_reads_dense_layers_and_shared_experts_too() -> None:
     """One leading dense layer and, in each MoE layer, a shared expert besides the routed ones
     (DeepSeek-V3's layout): the arrays one token's step touches, counted one by one."""
-    model = dims(gated=True, bias=False, n_layers=3, n_experts=4, top_k=2, shared_d_ff=32,
-                 dense_layers=1, dense_d_ff=80)
+    model = dims(gated=True, bias=False, n_layers=3, moe=ffn.MoEDims(
+        4, 2, ffn.SharedExperts(32), dense=ffn.DenseLayers(1, 80)))
     dense = ffn.GatedFeedForward.random(model.d_model, 80, variant="swiglu", dtype=np.float32)
     shared = ffn.GatedFeedForward.random(model.d_model, 32, variant="swiglu", dtype=np.float32)
     routed = ffn.MixtureOfExperts.random(model.d_model, model.d_ff, 4, top_k=2,
@@ -178,8 +179,8 @@ def test_expert_bytes_per_value_prices_the_routed_matrices_alone() -> None:
     """A DeepSeek-style model (a leading dense layer, a shared expert in each MoE layer) with
     the routed experts' matrices in MXFP4 and every other array in float32: the arrays one
     token's step touches, counted one by one, the chosen experts' as ffn.fp4 stores them."""
-    model = dims(d_model=32, d_ff=64, gated=True, bias=False, n_layers=3, n_experts=4, top_k=2,
-                 shared_d_ff=32, dense_layers=1, dense_d_ff=96)
+    model = dims(d_model=32, d_ff=64, gated=True, bias=False, n_layers=3, moe=ffn.MoEDims(
+        4, 2, ffn.SharedExperts(32), dense=ffn.DenseLayers(1, 96)))
     dense = ffn.GatedFeedForward.random(32, 96, variant="swiglu", dtype=np.float32)
     shared = ffn.GatedFeedForward.random(32, 32, variant="swiglu", dtype=np.float32)
     routed = ffn.MixtureOfExperts.random(32, 64, 4, top_k=2, variant="swiglu", dtype=np.float32)
@@ -216,7 +217,7 @@ def test_bytes_per_value_names_what_it_takes(size: object, error: type, match: s
         critical_batch(dims(), H100_SXM, size)  # type: ignore[arg-type]
     if size is None:  # a valid expert_bytes_per_value: the routed matrices at bytes_per_value
         return
-    moe = dims(n_experts=4, top_k=2)
+    moe = dims(moe=ffn.MoEDims(4, 2))
     expert_match = match.replace("bytes_per_value", "expert_bytes_per_value")
     for call in (lambda: decode_bytes(moe, 1, 2, size),  # type: ignore[arg-type]
                  lambda: arithmetic_intensity(moe, 1, 2, size),  # type: ignore[arg-type]
@@ -488,7 +489,7 @@ def test_saved_per_token_of_a_reglu_block_keeps_no_gate_before_relu() -> None:
 
 def moe_dims(d_model: int, n_experts: int, d_ff: int = 4) -> ffn.ModelDims:
     return ffn.ModelDims("big", d_model, d_ff, 1, gated=False, bias=False, source="test",
-                         n_experts=n_experts, top_k=1)
+                         moe=ffn.MoEDims(n_experts, 1))
 
 
 @pytest.mark.parametrize(("batch", "size", "name"), [(10**400, 2, "batch"),
@@ -507,7 +508,8 @@ def test_numpy_ints_in_model_dims_do_not_wrap() -> None:
     n_experts 2**30: 1.37e11 instead of 3.69e19)."""
     d, n = 2**34, 2**30
     model = moe_dims(np.int64(d), np.int64(n))  # type: ignore[arg-type]
-    assert all(type(getattr(model, f)) is int for f in ("d_model", "n_experts", "top_k"))
+    assert model.moe is not None
+    assert all(type(v) is int for v in (model.d_model, model.moe.n_experts, model.moe.top_k))
     per_layer = d * n + 1 * 2 * d * 4 + 2 * d  # router, one expert (batch 1), x and y
     assert decode_bytes(model, 1, 2) == pytest.approx(2 * per_layer, rel=1e-12)
 

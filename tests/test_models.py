@@ -39,7 +39,7 @@ def test_ungated_models_follow_the_four_times_convention(model: ffn.ModelDims) -
 
 def test_llama_width_comes_from_the_rule() -> None:
     llama = ffn.get_model("LLaMA-7B")
-    assert llama.d_ff is None
+    assert llama.d_ff == ffn.LlamaWidth()  # the rule's defaults: multiple_of 256, no multiplier
     assert llama.resolved_d_ff == 11008  # hidden_dim in Meta's params.json for 7B
     assert llama.gated and not llama.bias
 
@@ -107,7 +107,11 @@ def test_ffn_holds_about_two_thirds_of_an_ungated_layer() -> None:
     ("field", "value", "error", "message"),
     [
         ("d_model", 0, ValueError, "d_model must be positive, got 0"),
-        ("d_ff", 2.5, TypeError, "d_ff must be an int, got float 2.5"),
+        ("d_ff", 2.5, TypeError, "d_ff must be an int or a LlamaWidth, got float 2.5"),
+        ("d_ff", None, TypeError, "d_ff must be an int or a LlamaWidth, got NoneType None"),
+        ("moe", 8, TypeError, "moe must be a MoEDims or None, got int 8"),
+        ("linear_attention", (2, 10), TypeError,
+         r"linear_attention must be a LinearAttention or None, got tuple \(2, 10\)"),
         ("n_layers", -1, ValueError, "n_layers must be positive, got -1"),
         ("gated", 1, TypeError, "gated must be a bool, got int 1"),
         ("bias", "yes", TypeError, "bias must be a bool, got str 'yes'"),
@@ -201,9 +205,10 @@ def test_llama_models_are_found_by_name_and_listed_once() -> None:
 @pytest.mark.parametrize("model", ffn.LLAMA_MODELS, ids=lambda m: m.name)
 def test_llama_widths_and_totals(model: ffn.ModelDims) -> None:
     d_ff, total = LLAMA[model.name]
-    assert model.d_ff is None and model.resolved_d_ff == d_ff
-    assert model.resolved_d_ff == ffn.llama_d_ff(model.d_model, model.multiple_of,
-                                                 model.ffn_dim_multiplier)
+    rule = model.d_ff
+    assert isinstance(rule, ffn.LlamaWidth) and model.resolved_d_ff == d_ff
+    assert model.resolved_d_ff == ffn.llama_d_ff(model.d_model, rule.multiple_of,
+                                                 rule.ffn_dim_multiplier)
     # Counted by hand: Q and O (d, d), K and V (d, kv); three FFN matrices; embeddings and an
     # untied head; RMSNorm scales, two per layer and a final one.
     d, kv = model.d_model, model.kv_dim or model.d_model
@@ -220,7 +225,6 @@ def test_grouped_query_attention_is_counted() -> None:
     assert full.attention_parameters() - m.attention_parameters() == 32 * 2 * 4096 * 3072
 
 
-RULE = r"multiple_of and ffn_dim_multiplier size a width by LLaMA's rule"
 MULTIPLIER = r"ffn_dim_multiplier must be in \(0, inf\), got"
 
 
@@ -232,13 +236,22 @@ MULTIPLIER = r"ffn_dim_multiplier must be in \(0, inf\), got"
         ({"ffn_dim_multiplier": "1.3"}, TypeError,
          "ffn_dim_multiplier must be a real number, got str '1.3'"),
         ({"multiple_of": 0}, ValueError, "multiple_of must be positive, got 0"),
-        ({"d_ff": 14336}, ValueError, f"LLaMA-3-8B: {RULE}, but d_ff is given \\(14336\\)"),
+        ({"multiple_of": None}, TypeError, "multiple_of must be an int, got NoneType None"),
     ],
 )
 def test_bad_llama_rule_arguments_are_refused(changes: dict[str, object],
                                               exception: type[Exception], message: str) -> None:
+    # A width and the rule's arguments beside it cannot be given: d_ff is one or the other.
+    rule = ffn.get_model("LLaMA-3-8B").d_ff
+    assert isinstance(rule, ffn.LlamaWidth)
     with pytest.raises(exception, match=f"^{message}$"):
-        dataclasses.replace(ffn.get_model("LLaMA-3-8B"), **changes)
+        dataclasses.replace(rule, **changes)
+
+
+def test_the_rule_refuses_a_model_too_wide_for_its_multiplier() -> None:
+    with raises(ValueError, "d_model must be at most 3.3e307 with an ffn_dim_multiplier",
+                prefix=True):
+        dataclasses.replace(ffn.get_model("LLaMA-3-8B"), d_model=2**1030)
 
 def test_fine_grained_fields_and_their_errors() -> None:
     ds = ffn.get_model("DeepSeek-V3")
@@ -253,19 +266,30 @@ def test_fine_grained_fields_and_their_errors() -> None:
     assert qwen.ffn_parameters_per_layer() == ffn.count_moe_parameters(
         2048, 1408, 60, bias=False, gated=True) + ffn.count_parameters(
         2048, 5632, bias=False, gated=True) + 2048
+    # Shared experts or dense layers without experts, a gate without shared experts, dense
+    # layers without their width: none can be written now (each is a part of MoEDims).
     kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 2,
                              "gated": True, "bias": False, "source": "s"}
-    for extra, message in [
-            ({"shared_d_ff": 4}, ("shared_d_ff, shared_gate and dense_layers describe a "
-                                  "mixture of experts: give n_experts and top_k")),
-            ({"n_experts": 4, "top_k": 1, "shared_gate": True},
-             "shared_gate needs shared experts: give shared_d_ff"),
-            ({"n_experts": 4, "top_k": 1, "dense_layers": 3, "dense_d_ff": 8},
-             "dense_layers must be at most n_layers = 2, got 3"),
-            ({"n_experts": 4, "top_k": 1, "dense_layers": 1},
-             "dense_layers and dense_d_ff go together, got 1 and None")]:
-        with raises(ValueError, message):
-            ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
+    experts = ffn.MoEDims(4, 1, dense=ffn.DenseLayers(3, 8))
+    with raises(ValueError, "moe.dense.first must be at most n_layers = 2, got 3"):
+        ffn.ModelDims(**kw, moe=experts)  # type: ignore[arg-type]
+    for make, error, message in [
+            (lambda: ffn.MoEDims(4, 5), ValueError, "top_k must be at most n_experts = 4, got 5"),
+            (lambda: ffn.MoEDims(0, 1), ValueError, "n_experts must be positive, got 0"),
+            (lambda: ffn.MoEDims(4, 1, shared=32), TypeError,  # type: ignore[arg-type]
+             "shared must be a SharedExperts or None, got int 32"),
+            (lambda: ffn.MoEDims(4, 1, dense=(1, 8)), TypeError,  # type: ignore[arg-type]
+             "dense must be a DenseLayers or None, got tuple (1, 8)"),
+            (lambda: ffn.MoEDims(4, 1, router_bias=1), TypeError,  # type: ignore[arg-type]
+             "router_bias must be a bool, got int 1"),
+            (lambda: ffn.SharedExperts(0), ValueError, "d_ff must be positive, got 0"),
+            (lambda: ffn.SharedExperts(8, gate=1), TypeError,  # type: ignore[arg-type]
+             "gate must be a bool, got int 1"),
+            (lambda: ffn.DenseLayers(0, 8), ValueError, "first must be positive, got 0"),
+            (lambda: ffn.DenseLayers(1, 8, moe_every=0), ValueError,
+             "moe_every must be positive, got 0")]:
+        with raises(error, message):
+            make()
 
 
 # ---------------------------------------------------------------- the attention counts' arguments

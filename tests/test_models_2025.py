@@ -12,7 +12,9 @@ FFN_REQUIRE_TORCH=1 (set by CI), which makes a missing torch or transformers a f
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 
 import pytest
 
@@ -133,8 +135,8 @@ def test_counts_match_transformers_on_the_meta_device(name: str) -> None:
             moe_layers.add(pname.split(".layers.")[1].split(".")[0])
     assert dims.parameter_parts() == parts
     assert dims.moe_layers == len(moe_layers)
-    assert dims.n_experts is not None and dims.top_k is not None
-    skipped = routed // dims.n_experts * (dims.n_experts - dims.top_k)
+    assert dims.moe is not None
+    skipped = routed // dims.moe.n_experts * (dims.moe.n_experts - dims.moe.top_k)
     assert dims.active_parameters() == sum(parts.values()) - skipped
 
 
@@ -147,7 +149,8 @@ def test_quoted_sizes_are_the_configs_and_ffns(name: str) -> None:
     experts = getattr(c, "num_local_experts", None) or getattr(c, "n_routed_experts", None) or (
         c.num_experts)
     width = getattr(c, "moe_intermediate_size", None) or c.intermediate_size
-    assert (dims.d_model, dims.n_layers, dims.vocab_size, dims.n_experts, dims.top_k,
+    assert dims.moe is not None
+    assert (dims.d_model, dims.n_layers, dims.vocab_size, dims.moe.n_experts, dims.moe.top_k,
             dims.d_ff) == (c.hidden_size, c.num_hidden_layers, c.vocab_size, experts,
                            c.num_experts_per_tok, width)
     assert dims.tied_head == c.tie_word_embeddings is False
@@ -155,32 +158,37 @@ def test_quoted_sizes_are_the_configs_and_ffns(name: str) -> None:
 
 def test_the_features_of_2025_are_counted() -> None:
     oss = ffn.get_model("gpt-oss-120b")  # without its router bias: 36 layers x 128 short
-    plain = ffn.ModelDims(**{**vars(oss), "router_bias": False})
+    assert oss.moe is not None
+    plain = dataclasses.replace(oss, moe=dataclasses.replace(oss.moe, router_bias=False))
     assert oss.total_parameters() - plain.total_parameters() == 36 * 128 == 4608
     maverick = ffn.get_model("Llama 4 Maverick")  # layers 1, 3, ..., 47 MoE; 0, 2, ... dense
-    assert maverick.moe_layers == 24 and maverick.dense_layers == 1
+    assert maverick.moe_layers == 24 and maverick.moe is not None
+    assert maverick.moe.dense == ffn.DenseLayers(1, 16384, moe_every=2)
     nxt = ffn.get_model("Qwen3-Next-80B-A3B")  # 36 Gated DeltaNet and 12 gated attentions
-    assert nxt.attention_parameters() == 36 * nxt.linear_attention_per_layer + (  # type: ignore[operator]
-        12 * nxt.attention_per_layer)  # type: ignore[operator]
+    assert nxt.linear_attention is not None and nxt.attention_per_layer is not None
+    assert nxt.attention_parameters() == 36 * nxt.linear_attention.per_layer + (
+        12 * nxt.attention_per_layer)
 
 
 def test_bad_2025_fields_are_refused() -> None:
     kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 4,
                              "gated": True, "bias": False, "source": "s"}
-    moe = {"n_experts": 4, "top_k": 1}
-    for extra, error, message in [
-            ({"router_bias": 1, **moe}, TypeError, "router_bias must be a bool, got int 1"),
-            ({"moe_every": 0, **moe}, ValueError, "moe_every must be positive, got 0"),
-            ({"router_bias": True}, ValueError, "router_bias and moe_every describe a mixture"),
-            ({"moe_every": 2, **moe}, ValueError, "moe_every > 1 puts dense FFNs between"),
-            ({"n_linear_attention": 2}, ValueError,
-             "n_linear_attention and linear_attention_per_layer go together, got 2 and None"),
-            ({"n_linear_attention": 5, "linear_attention_per_layer": 10}, ValueError,
-             "n_linear_attention must be at most the 4 attention sublayers, got 5"),
-            ({"n_linear_attention": -1}, ValueError,
-             "n_linear_attention must be non-negative, got -1")]:
-        with pytest.raises(error, match=message):
-            ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
+    # A router bias or an interleave without experts, moe_every > 1 without the dense width,
+    # linear attention without its size: none can be written now (parts of MoEDims and
+    # LinearAttention). What can be written wrong is refused:
+    for make, error, message in [
+            (lambda: ffn.MoEDims(4, 1, router_bias=1), TypeError,  # type: ignore[arg-type]
+             "router_bias must be a bool, got int 1"),
+            (lambda: ffn.DenseLayers(1, 8, moe_every=0), ValueError,
+             "moe_every must be positive, got 0"),
+            (lambda: ffn.ModelDims(**kw,  # type: ignore[arg-type]
+                                   linear_attention=ffn.LinearAttention(5, 10)), ValueError,
+             "linear_attention.sublayers must be at most the 4 attention sublayers, got 5"),
+            (lambda: ffn.LinearAttention(0, 10), ValueError, "sublayers must be positive, got 0"),
+            (lambda: ffn.LinearAttention(2, None), TypeError,  # type: ignore[arg-type]
+             "per_layer must be an int, got NoneType None")]:
+        with pytest.raises(error, match=f"^{re.escape(message)}$"):
+            make()
 
 
 # Llama 4 Scout's released vision config (the sizes torchtune's llama4_scout_17b_16e builds:

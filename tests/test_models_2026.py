@@ -16,6 +16,7 @@ those rows are counted here and left out, and a forward pass shows they are neve
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -23,6 +24,7 @@ import pytest
 import ffn
 from ffn.counting import compressed_attention_parameters, hyper_connection_parameters
 from ffn.models import MODELS_2026
+from ffn.moe_dims import MoEDims
 from tests.test_torch_reference import import_or_skip
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the Hub, even by accident
@@ -129,9 +131,10 @@ def test_counts_match_transformers_on_the_meta_device(name: str) -> None:
             moe_layers.add(pname.split(".layers.")[1].split(".")[0])
     assert dims.parameter_parts() == parts
     assert dims.moe_layers == len(moe_layers)
-    assert dims.n_experts is not None and dims.top_k is not None
-    assert routed == dims.moe_layers * dims.n_experts * dims.expert_parameters()
-    skipped = routed // dims.n_experts * (dims.n_experts - dims.top_k)
+    assert dims.moe is not None
+    n_experts, top_k = dims.moe.n_experts, dims.moe.top_k
+    assert routed == dims.moe_layers * n_experts * dims.expert_parameters()
+    skipped = routed // n_experts * (n_experts - top_k)
     assert dims.active_parameters() == sum(parts.values()) - skipped
     assert (unread > 0) == (name == "LongCat-Flash")
 
@@ -152,7 +155,8 @@ def test_quoted_sizes_are_the_configs_and_ffns(name: str) -> None:
     experts = getattr(c, "n_routed_experts", None) or c.num_experts
     top_k = getattr(c, "top_k_experts", None) or c.num_experts_per_tok
     width = getattr(c, "expert_ffn_hidden_size", None) or c.moe_intermediate_size
-    assert (dims.d_model, dims.n_layers, dims.vocab_size, dims.n_experts, dims.top_k,
+    assert dims.moe is not None
+    assert (dims.d_model, dims.n_layers, dims.vocab_size, dims.moe.n_experts, dims.moe.top_k,
             dims.d_ff) == (c.hidden_size, c.num_hidden_layers, c.vocab_size, experts, top_k,
                            width)
     assert dims.tied_head == c.tie_word_embeddings
@@ -165,6 +169,8 @@ def test_the_layer_kinds_are_the_configs() -> None:
                                                "heavily_compressed_attention")]
     assert kinds == [2, 21, 20]
     assert v4.mlp_layer_types == ["hash_moe"] * 3 + ["moe"] * 40
+    moe = ffn.get_model("DeepSeek-V4-Flash").moe
+    assert moe is not None and moe.hash_layers == 3
     assert v4.compress_rates == {"compressed_sparse_attention": 4,
                                  "heavily_compressed_attention": 128}
     assert v4.swiglu_limit == 10.0  # gpt-oss clamps at 7
@@ -173,7 +179,8 @@ def test_the_layer_kinds_are_the_configs() -> None:
     for name, n_linear in [("Qwen3.5-35B-A3B", 30), ("Qwen3.5-397B-A17B", 45)]:
         c = meta_model(name).config  # type: ignore[attr-defined]
         assert c.layer_types.count("linear_attention") == n_linear
-        assert ffn.get_model(name).n_linear_attention == n_linear
+        linear = ffn.get_model(name).linear_attention
+        assert linear is not None and linear.sublayers == n_linear
 
 
 def test_longcat_never_reads_the_zero_experts_rows() -> None:
@@ -228,18 +235,24 @@ def test_bad_2026_sizes_are_refused() -> None:
     kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 4,
                              "gated": True, "bias": False, "source": "s"}
     for extra, error, message in [
-            ({"zero_experts": 2}, ValueError, "zero_experts sit beside routed experts"),
             ({"extra_attention": 5}, ValueError, "extra_attention adds to a counted sublayer"),
             ({"norms_per_layer": -1}, ValueError, "norms_per_layer must be non-negative"),
-            ({"zero_experts": True, "n_experts": 4, "top_k": 1}, TypeError,
-             "zero_experts must be an int")]:
+            ({"moe": MoEDims(4, 1, hash_layers=5)}, ValueError,
+             "moe.hash_layers must be at most the 4 MoE layers, got 5")]:
         with pytest.raises(error, match=message):
             ffn.ModelDims(**kw, **extra)  # type: ignore[arg-type]
+    for fields, error, message in [
+            ({"zero_experts": True}, TypeError, "zero_experts must be an int"),
+            ({"zero_experts": -1}, ValueError, "zero_experts must be non-negative, got -1"),
+            ({"hash_layers": 1.0}, TypeError, "hash_layers must be an int")]:
+        with pytest.raises(error, match=message):
+            MoEDims(4, 1, **fields)  # type: ignore[arg-type]
 
 
 def test_zero_experts_widen_the_router_and_only_it() -> None:
     longcat = ffn.get_model("LongCat-Flash")
-    plain = ffn.ModelDims(**{**vars(longcat), "zero_experts": 0})
+    assert longcat.moe is not None
+    plain = dataclasses.replace(longcat, moe=dataclasses.replace(longcat.moe, zero_experts=0))
     assert longcat.router_parameters() - plain.router_parameters() == 256 * 6144
     assert longcat.total_parameters() - plain.total_parameters() == 28 * 256 * 6144
     assert longcat.expert_parameters() == plain.expert_parameters()
@@ -253,6 +266,8 @@ def test_kimi_k25_text_defaults_are_deepseek_v3s() -> None:
     text = transformers.Kimi_K25Config().text_config
     v3 = ffn.get_model("DeepSeek-V3")
     assert text.model_type == "deepseek_v3"
+    kimi = ffn.get_model("Kimi K2").moe
+    assert v3.moe is not None and kimi is not None
     assert (text.hidden_size, text.n_routed_experts, text.vocab_size) == (
-        v3.d_model, v3.n_experts, v3.vocab_size)
-    assert ffn.get_model("Kimi K2").n_experts == 384
+        v3.d_model, v3.moe.n_experts, v3.vocab_size)
+    assert kimi.n_experts == 384

@@ -71,8 +71,8 @@ def test_counts_match_transformers_on_the_meta_device(
     head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
     assert (dims.d_model, dims.d_ff, dims.n_layers, dims.vocab_size) == (
         c.hidden_size, c.intermediate_size, c.num_hidden_layers, c.vocab_size)
-    assert (dims.n_experts, dims.top_k) == (c.num_local_experts if name.startswith("Mixtral")
-                                            else c.num_experts, c.num_experts_per_tok)
+    assert dims.moe == ffn.MoEDims(c.num_local_experts if name.startswith("Mixtral")
+                                   else c.num_experts, c.num_experts_per_tok)
     assert (dims.kv_dim or dims.d_model) == c.num_key_value_heads * head_dim
     assert dims.tied_head == c.tie_word_embeddings and c.hidden_act == "silu"
     assert_parts_and_active(dims, model, model_class)
@@ -89,7 +89,8 @@ def assert_parts_and_active(dims: ffn.ModelDims, model: object, model_class: str
         parts[part] += p.numel()
         routed += p.numel() if ".mlp.experts." in pname else 0
     assert dims.parameter_parts() == parts
-    skipped = routed // dims.n_experts * (dims.n_experts - dims.top_k)  # type: ignore[operator]
+    assert dims.moe is not None
+    skipped = routed // dims.moe.n_experts * (dims.moe.n_experts - dims.moe.top_k)
     assert dims.active_parameters() == sum(parts.values()) - skipped
 
 
@@ -263,12 +264,13 @@ def test_fine_grained_counts_match_transformers_on_the_meta_device(
     deepseek = name == "DeepSeek-V3"
     shared = c.n_shared_experts * c.moe_intermediate_size if deepseek else (
         c.shared_expert_intermediate_size)
-    assert (dims.d_model, dims.d_ff, dims.n_layers, dims.vocab_size, dims.shared_d_ff) == (
+    assert dims.moe is not None and dims.moe.shared is not None
+    assert (dims.d_model, dims.d_ff, dims.n_layers, dims.vocab_size, dims.moe.shared.d_ff) == (
         c.hidden_size, c.moe_intermediate_size, c.num_hidden_layers, c.vocab_size, shared)
-    assert (dims.n_experts, dims.top_k) == (c.n_routed_experts if deepseek else c.num_experts,
-                                            c.num_experts_per_tok)
-    assert (dims.dense_layers, dims.dense_d_ff) == ((c.first_k_dense_replace, c.intermediate_size)
-                                                    if deepseek else (0, None))
+    assert (dims.moe.n_experts, dims.moe.top_k) == (
+        c.n_routed_experts if deepseek else c.num_experts, c.num_experts_per_tok)
+    assert dims.moe.dense == (ffn.DenseLayers(c.first_k_dense_replace, c.intermediate_size)
+                              if deepseek else None)
     assert dims.tied_head == c.tie_word_embeddings and c.hidden_act == "silu"
     assert_parts_and_active(dims, model, model_class)
     if deepseek:

@@ -272,8 +272,9 @@ def test_presets_route_as_the_models_do() -> None:
                "gpt-oss-120b": (transformers.GptOssConfig(), "num_local_experts", True),
                "Llama 4 Scout": (transformers.Llama4TextConfig(), "num_local_experts", False)}
     for routing in widget_router.ROUTINGS:
-        model = ffn.get_model(routing.model)
-        assert routing.top_k == min(model.top_k or 0, widget_router.N_EXPERTS)
+        model = ffn.get_model(routing.model).moe
+        assert model is not None, routing  # every preset is a mixture of experts
+        assert routing.top_k == min(model.top_k, widget_router.N_EXPERTS)
         assert f"its {model.n_experts} experts" in routing.note() or (
             model.n_experts == widget_router.N_EXPERTS)
         if routing.name not in configs:  # Qwen3-30B-A3B: its released config.json, not the

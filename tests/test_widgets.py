@@ -51,6 +51,7 @@ from widgets.sizer.data import (
     breakdown_numbers,
     camel,
     fields_js,
+    from_camel,
     sizer_numbers,
 )
 
@@ -73,7 +74,7 @@ def lab() -> Iterator[NodeLab]:
 # ---- counting ----
 
 def expected_size(model: ModelDims, bytes_per_value: Size) -> dict[str, object]:
-    moe = model.n_experts is not None
+    moe = model.moe is not None
     return {
         "dFf": model.resolved_d_ff,
         "perLayer": model.ffn_parameters_per_layer(),
@@ -107,7 +108,11 @@ def test_the_sizer_field_list_is_generated_from_the_dataclass() -> None:
     assert {f.name for f in FIELDS} == names
     gpt2 = ffn.get_model("GPT-2 small")
     assert len(camel(gpt2)) == len(names) and camel(gpt2)["dModel"] == 768
-    assert camel(ffn.get_model("DeepSeek-V3"))["denseDff"] == 18432  # lab.js's spelling
+    assert camel(gpt2)["moe"] is None
+    deepseek = camel(ffn.get_model("DeepSeek-V3"))  # the MoE part nested, lab.js's spelling
+    assert deepseek["moe"]["dense"] == {"first": 3, "dFf": 18432, "moeEvery": 1}  # type: ignore[index]
+    for model in PRESETS:  # and back: camel loses nothing
+        assert from_camel(camel(model), source=model.source) == model
 
 
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
@@ -125,7 +130,7 @@ def test_every_preset_prints_as_ffn(lab: NodeLab, model: ModelDims, fmt: str) ->
     assert lab.call("sizerNumbers", camel(model), fmt) == sizer_numbers(model, fmt)
 
 
-@pytest.mark.parametrize("model", [m for m in EVERY_MODEL if m.n_experts is not None],
+@pytest.mark.parametrize("model", [m for m in EVERY_MODEL if m.moe is not None],
                          ids=lambda m: m.name)
 @pytest.mark.parametrize(("fmt", "expert_fmt"), [
     ("e4m3", "mxfp4"), ("bfloat16", "mxfp4"), ("bfloat16", "nvfp4"), ("float32", "e4m3"),
@@ -153,15 +158,16 @@ def test_breakdown_parts_are_ffns_whole() -> None:
         parts = model.ffn_parts()
         assert sum(parts.values()) == model.ffn_parameters()
         assert sum(parts.values()) - parts["experts, idle"] == model.ffn_parameters(active=True)
-        if model.n_experts is None or model.top_k is None:
+        moe = model.moe
+        if moe is None:
             continue
         d, f, n_in = model.d_model, model.resolved_d_ff, 2 if model.gated else 1
         expert = (n_in + 1) * d * f + ((n_in * f + d) if model.bias else 0)  # W1 (V), W2, b
         assert parts["experts, idle"] == (
-            model.moe_layers * (model.n_experts - model.top_k) * expert), model.name
-        rows = model.n_experts + model.zero_experts  # zero experts: a router row each
+            model.moe_layers * (moe.n_experts - moe.top_k) * expert), model.name
+        rows = moe.n_experts + moe.zero_experts  # zero experts: a router row each
         assert parts["router"] == model.moe_layers * rows * (
-            model.d_model + (1 if model.router_bias else 0)), model.name
+            model.d_model + (1 if moe.router_bias else 0)), model.name
         counts = breakdown(model)
         assert counts is not None and sum(counts.values()) == model.total_parameters()
 
@@ -194,25 +200,23 @@ def model_dims(draw: st.DrawFn) -> ModelDims:
         multiplier = draw(st.none() | st.floats(0.05, 8.0))
         if multiplier is not None and int(multiplier * (8 * d_model // 3)) == 0:
             multiplier = None  # no hidden units: ModelDims refuses it (the hostile tier's case)
-        width = {"d_ff": None, "multiple_of": draw(st.integers(1, 8192)),
-                 "ffn_dim_multiplier": multiplier}
+        width = {"d_ff": ffn.LlamaWidth(draw(st.integers(1, 8192)), multiplier)}
     moe: dict[str, object] = {}
     if draw(st.booleans()):
         n_experts = draw(st.integers(1, 512))
-        moe = {"n_experts": n_experts, "top_k": draw(st.integers(1, n_experts))}
+        shared = dense = None
         if draw(st.booleans()):
-            moe["shared_d_ff"] = draw(st.integers(1, 2**15))
-            moe["shared_gate"] = draw(st.booleans())
-        if draw(st.booleans()):
-            moe["dense_layers"] = draw(st.integers(1, n_layers))
-            moe["dense_d_ff"] = draw(st.integers(1, 2**16))
-            moe["moe_every"] = draw(st.integers(1, 4))  # dense FFNs between (Llama 4 Maverick)
-        moe["router_bias"] = draw(st.booleans())  # gpt-oss
+            shared = ffn.SharedExperts(draw(st.integers(1, 2**15)), draw(st.booleans()))
+        if draw(st.booleans()):  # moe_every > 1: dense FFNs between (Llama 4 Maverick)
+            dense = ffn.DenseLayers(draw(st.integers(1, n_layers)), draw(st.integers(1, 2**16)),
+                                    draw(st.integers(1, 4)))
+        moe = {"moe": ffn.MoEDims(n_experts, draw(st.integers(1, n_experts)), shared,
+                                  router_bias=draw(st.booleans()), dense=dense)}  # bias: gpt-oss
     n_attention = draw(st.none() | st.integers(1, 400))
     linear: dict[str, object] = {}
     if draw(st.booleans()):  # linear-attention sublayers among them (Qwen3-Next)
-        linear = {"n_linear_attention": draw(st.integers(1, n_attention or n_layers)),
-                  "linear_attention_per_layer": draw(st.integers(1, 10**10))}
+        linear = {"linear_attention": ffn.LinearAttention(
+            draw(st.integers(1, n_attention or n_layers)), draw(st.integers(1, 10**10)))}
     whole: dict[str, object] = {}
     if draw(st.booleans()):  # the whole model's fields, which the breakdown counts
         whole = {"vocab_size": draw(st.integers(1, 2**18)),
@@ -285,9 +289,11 @@ def test_refused_dimensions_are_named(lab: NodeLab) -> None:
     # ffn's own messages (tests/test_widgets_hostile.py holds every refusal to ffn's verdict).
     gpt2 = camel(ffn.get_model("GPT-2 small"))
     assert lab.call("dimsProblem", gpt2) is None
-    for change, words in [({"nExperts": 4, "topK": 5}, "top_k must be at most n_experts = 4"),
-                          ({"nExperts": 4, "topK": 1, "denseLayers": 13, "denseDff": 8},
-                           "dense_layers must be at most n_layers = 12"),
+    for change, words in [({"moe": {"nExperts": 4, "topK": 5}},
+                           "top_k must be at most n_experts = 4"),
+                          ({"moe": {"nExperts": 4, "topK": 1,
+                                    "dense": {"first": 13, "dFf": 8}}},
+                           "moe.dense.first must be at most n_layers = 12"),
                           ({"dModel": 0}, "d_model must be positive")]:
         assert words in lab.call("dimsProblem", {**gpt2, **change})
 
@@ -494,9 +500,9 @@ def test_huge_models_size_as_ffn(lab: NodeLab, d_model: int, d_ff: int, n_layers
                                  experts: int | None, bias: bool, gated: bool, fmt: str) -> None:
     # Issue 30: counts far beyond 2**53 (and 1e21): the share correctly rounded from the exact
     # counts as Python's int / int, the bytes of a mixture of experts a double beyond 1e21.
-    moe = {} if experts is None else {"n_experts": experts, "top_k": 1 + experts // 3}
+    moe = None if experts is None else ffn.MoEDims(experts, 1 + experts // 3)
     model = ModelDims("huge", d_model, d_ff, n_layers, gated=gated, bias=bias, source="test",
-                      **moe)  # type: ignore[arg-type]
+                      moe=moe)
     assert_same_size(lab, model, fmt)
 
 
@@ -532,11 +538,13 @@ def test_sizes_below_ffns_smallest_are_refused_as_ffn_refuses_them(lab: NodeLab,
 def bytes_with_exact_read(model: ModelDims, size: int) -> float:
     """decode_bytes at batch 1 for a mixture of experts, by ffn's double operations in its
     order, with experts_read's exact value: 1 - (1 - k/n)**1 experts of n is k, rounded once."""
-    assert model.n_experts is not None and model.top_k is not None
+    experts = model.moe
+    assert experts is not None
     activations = 2 * model.d_model
     expert = ffn.count_parameters(model.d_model, model.resolved_d_ff, model.bias, model.gated)
-    router = model.d_model * model.n_experts + (model.n_experts if model.router_bias else 0)
-    read = float(Fraction(model.n_experts) * (1 - (1 - Fraction(model.top_k, model.n_experts))))
+    n, k = experts.n_experts, experts.top_k
+    router = model.d_model * n + (n if experts.router_bias else 0)
+    read = float(Fraction(n) * (1 - (1 - Fraction(k, n))))
     weights = router + read * expert + model.shared_parameters()  # each int converted first
     moe = model.moe_layers
     dense = (model.n_layers - moe) * size * (model.dense_ffn_parameters() + activations)
@@ -558,11 +566,18 @@ def test_experts_beyond_2_64_size_exactly(lab: NodeLab) -> None:
         bits = rng.randint(64, 300)
         n = rng.randint(2**bits, 2**(bits + 1) - 1)
         k = rng.choice([rng.randint(1, 1000), rng.randint(1, n), n])
-        model = dataclasses.replace(bases[i % len(bases)], n_experts=n, top_k=k)
+        model = with_experts(bases[i % len(bases)], n, k)
         got = lab.call("sizeModel", camel(model), 2)
         assert got["bytes"] == bytes_with_exact_read(model, 2), (n, k)
         assert got["gigabytes"] == got["bytes"] / 1e9
         assert got == expected_size(model, 2), (n, k)
+
+
+def with_experts(model: ModelDims, n: int, k: int) -> ModelDims:
+    """``model`` (a mixture of experts) with n experts, k a token, the rest of its MoE part
+    kept."""
+    assert model.moe is not None
+    return dataclasses.replace(model, moe=dataclasses.replace(model.moe, n_experts=n, top_k=k))
 
 
 def test_2_65_experts_size_exactly(lab: NodeLab) -> None:
@@ -570,6 +585,6 @@ def test_2_65_experts_size_exactly(lab: NodeLab) -> None:
     # k = n // 3).
     for n in (2**65, 2**65 + 12345, 3 * 2**64 - 1):
         for k in (1, 3, 2**20 + 1, 2**63 + 12345, 2**64 + 7, n // 3, n // 7, n - 2**12):
-            model = dataclasses.replace(ffn.get_model("Mixtral 8x7B"), n_experts=n, top_k=k)
+            model = with_experts(ffn.get_model("Mixtral 8x7B"), n, k)
             assert lab.call("sizeModel", camel(model), 2)["bytes"] == bytes_with_exact_read(
                 model, 2), (n, k)

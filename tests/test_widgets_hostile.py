@@ -36,7 +36,7 @@ from ffn.models import MODELS_2026, RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_GATES, JS_NAMES, expected_size
 from widgets.router import data as widget_router
-from widgets.sizer.data import camel
+from widgets.sizer.data import camel, from_camel
 
 pytestmark = pytest.mark.needs("npm")  # Node, which Debian's npm brings
 
@@ -279,20 +279,13 @@ def counting_cases() -> list[LabCase]:
 GPT2 = ffn.get_model("GPT-2 small")
 LLAMA3 = ffn.get_model("LLaMA-3-8B")
 MIXTRAL = ffn.get_model("Mixtral 8x7B")
-SNAKE = {"dModel": "d_model", "dFf": "d_ff", "nLayers": "n_layers", "nAttention": "n_attention",
-         "kvDim": "kv_dim", "nExperts": "n_experts", "topK": "top_k", "multipleOf": "multiple_of",
-         "ffnDimMultiplier": "ffn_dim_multiplier", "sharedDff": "shared_d_ff",
-         "sharedGate": "shared_gate", "denseLayers": "dense_layers", "denseDff": "dense_d_ff",
-         "attentionPerLayer": "attention_per_layer", "gated": "gated", "bias": "bias",
-         "name": "name", "routerBias": "router_bias", "moeEvery": "moe_every",
-         "nLinearAttention": "n_linear_attention",
-         "linearAttentionPerLayer": "linear_attention_per_layer", "vocabSize": "vocab_size",
-         "nPositions": "n_positions", "tiedHead": "tied_head", "norm": "norm", "other": "other",
-         "normsPerLayer": "norms_per_layer", "zeroExperts": "zero_experts",
-         "extraAttention": "extra_attention"}
 OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
 NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
 LONGCAT, V4 = ffn.get_model("LongCat-Flash"), ffn.get_model("DeepSeek-V4-Flash")
+# Their parts as lab.js reads them, to change one field at a time.
+MIX, RULE, OSS_MOE = camel(MIXTRAL)["moe"], camel(LLAMA3)["dFf"], camel(OSS)["moe"]
+MAV_MOE, LINEAR = camel(MAVERICK)["moe"], camel(NEXT)["linearAttention"]
+LONGCAT_MOE, V4_MOE = camel(LONGCAT)["moe"], camel(V4)["moe"]
 
 
 def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
@@ -300,11 +293,9 @@ def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
     """ModelDims(model's fields, changed) in both: refused naming `arg`, or sized alike (at
     `size` bytes a value: decode_bytes' bytes_per_value; a refusal of it names it)."""
     fields = {**camel(model), **change}
-    kwargs = {SNAKE[k]: v for k, v in fields.items()}
 
     def build() -> ffn.ModelDims:
-        base = {"source": model.source}
-        return ffn.ModelDims(**{**base, **kwargs})
+        return from_camel(fields, source=model.source)  # type: ignore[return-value]
 
     if arg == "bytes_per_value":
         return LabCase(f"sizeModel {id}", "sizeModel", (fields, size),
@@ -326,27 +317,26 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("d_model 1000 (the sizer's 1e3)", GPT2, {"dModel": 1000}),
         dims_case("d_model 10**30", GPT2, {"dModel": 10**30}),
         dims_case("LLaMA d_model 10**40", LLAMA3, {"dModel": 10**40}),
-        dims_case("experts 0 (was one FFN)", GPT2, {"nExperts": 0, "topK": 1}, "n_experts"),
-        dims_case("experts -2", GPT2, {"nExperts": -2, "topK": 1}, "n_experts"),
+        dims_case("experts 0 (was one FFN)", GPT2, {"moe": {"nExperts": 0, "topK": 1}},
+                  "n_experts"),
+        dims_case("experts -2", GPT2, {"moe": {"nExperts": -2, "topK": 1}}, "n_experts"),
         dims_case("kv_dim 0", GPT2, {"kvDim": 0}, "kv_dim"),
-        dims_case("shared_d_ff without experts", GPT2, {"sharedDff": 64}, "shared_d_ff"),
-        dims_case("shared_gate without experts", GPT2, {"sharedGate": True}, "shared_gate"),
-        dims_case("dense_layers without dense_d_ff", MIXTRAL, {"denseLayers": 2}, "dense_d_ff"),
-        dims_case("dense_d_ff without dense_layers", MIXTRAL, {"denseDff": 64}, "dense_d_ff"),
-        dims_case("dense_layers beyond n_layers", MIXTRAL, {"denseLayers": 33, "denseDff": 64},
-                  "dense_layers"),
-        dims_case("shared_gate without shared_d_ff", MIXTRAL, {"sharedGate": True},
-                  "shared_gate"),
-        dims_case("a multiplier beside d_ff", GPT2, {"ffnDimMultiplier": 1.3},
-                  "ffn_dim_multiplier"),
-        dims_case("multiple_of beside d_ff", GPT2, {"multipleOf": 512}, "multiple_of"),
+        dims_case("moe a number", GPT2, {"moe": 4}, "moe"),
+        dims_case("shared d_ff 0", MIXTRAL, {"moe": {**MIX, "shared": {"dFf": 0}}}, "d_ff"),
+        dims_case("shared gate 0", MIXTRAL, {"moe": {**MIX, "shared": {"dFf": 8, "gate": 0}}},
+                  "gate"),
+        dims_case("dense without its width", MIXTRAL, {"moe": {**MIX, "dense": {"first": 2}}},
+                  "d_ff"),
+        dims_case("dense first 0", MIXTRAL, {"moe": {**MIX, "dense": {"first": 0, "dFf": 64}}},
+                  "first"),
+        dims_case("dense first beyond n_layers", MIXTRAL,
+                  {"moe": {**MIX, "dense": {"first": 33, "dFf": 64}}}, "first"),
+        dims_case("n_experts without top_k", GPT2, {"moe": {"nExperts": 4}}, "top_k"),
+        dims_case("top_k without n_experts", GPT2, {"moe": {"topK": 2}}, "n_experts"),
+        dims_case("top_k beyond n_experts", MIXTRAL, {"moe": {**MIX, "topK": 9}}, "top_k"),
+        dims_case("top_k 2.0", MIXTRAL, {"moe": {**MIX, "topK": 2.0}}, "top_k"),
         dims_case("gated 'false'", GPT2, {"gated": "false"}, "gated"),
         dims_case("bias 1", GPT2, {"bias": 1}, "bias"),
-        dims_case("shared_gate 0", MIXTRAL, {"sharedGate": 0}, "shared_gate"),
-        dims_case("n_experts without top_k", GPT2, {"nExperts": 4}, "top_k"),
-        dims_case("top_k without n_experts", GPT2, {"topK": 2}, "n_experts"),
-        dims_case("top_k beyond n_experts", MIXTRAL, {"topK": 9}, "top_k"),
-        dims_case("top_k 2.0", MIXTRAL, {"topK": 2.0}, "top_k"),
         dims_case("d_model 8.0", GPT2, {"dModel": 8.0}, "d_model"),
         dims_case("d_model str", GPT2, {"dModel": "768"}, "d_model"),
         dims_case("n_layers 0", GPT2, {"nLayers": 0}, "n_layers"),
@@ -354,34 +344,34 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("attention_per_layer -1", GPT2, {"attentionPerLayer": -1},
                   "attention_per_layer"),
         dims_case("d_ff 0", GPT2, {"dFf": 0}, "d_ff"),
+        dims_case("d_ff None", GPT2, {"dFf": None}, "d_ff"),
         dims_case("name empty", GPT2, {"name": ""}, "name"),
-        dims_case("rule, multiple_of 0", LLAMA3, {"multipleOf": 0}, "multiple_of"),
-        dims_case("rule, multiplier 1e307 (LLaMA-3-8B)", LLAMA3, {"ffnDimMultiplier": 1e307},
+        dims_case("rule, multiple_of 0", LLAMA3, {"dFf": {**RULE, "multipleOf": 0}},
+                  "multiple_of"),
+        dims_case("rule, multiplier 1e307 (LLaMA-3-8B)", LLAMA3,
+                  {"dFf": {**RULE, "ffnDimMultiplier": 1e307}}, "ffn_dim_multiplier"),
+        dims_case("rule, multiplier nan", LLAMA3, {"dFf": {**RULE, "ffnDimMultiplier": NAN}},
                   "ffn_dim_multiplier"),
-        dims_case("rule, multiplier nan", LLAMA3, {"ffnDimMultiplier": NAN},
+        dims_case("rule, width zero", LLAMA3, {"dModel": 1, "kvDim": None,
+                                               "dFf": {**RULE, "ffnDimMultiplier": 0.1}},
                   "ffn_dim_multiplier"),
-        dims_case("rule, width zero", LLAMA3, {"dModel": 1, "ffnDimMultiplier": 0.1,
-                                               "kvDim": None}, "ffn_dim_multiplier"),
         dims_case("rule, 400-digit d_model", LLAMA3, {"dModel": 10**400}, "ffn_dim_multiplier"),
-        # the fields of the 2025 models: router_bias, moe_every, linear attention
-        dims_case("router_bias 1", OSS, {"routerBias": 1}, "router_bias"),
-        dims_case("router_bias without experts", GPT2, {"routerBias": True}, "router_bias"),
-        dims_case("moe_every 0", MAVERICK, {"moeEvery": 0}, "moe_every"),
-        dims_case("moe_every 2.0", MAVERICK, {"moeEvery": 2.0}, "moe_every"),
-        dims_case("moe_every without experts", GPT2, {"moeEvery": 2}, "moe_every"),
-        dims_case("moe_every without dense_d_ff", OSS, {"moeEvery": 2}, "moe_every"),
-        dims_case("n_linear_attention -1", NEXT, {"nLinearAttention": -1},
-                  "n_linear_attention"),
-        dims_case("n_linear_attention beyond the sublayers", NEXT, {"nLinearAttention": 49},
-                  "n_linear_attention"),
-        dims_case("n_linear_attention without its count", NEXT,
-                  {"linearAttentionPerLayer": None}, "linear_attention_per_layer"),
-        dims_case("linear_attention_per_layer without n_linear_attention", NEXT,
-                  {"nLinearAttention": 0}, "n_linear_attention"),
-        dims_case("linear_attention_per_layer 0", NEXT, {"linearAttentionPerLayer": 0},
-                  "linear_attention_per_layer"),
-        dims_case("linear_attention_per_layer str", NEXT, {"linearAttentionPerLayer": "9"},
-                  "linear_attention_per_layer"),
+        # the parts of the 2025 models: router_bias, the layer mix, linear attention
+        dims_case("router_bias 1", OSS, {"moe": {**OSS_MOE, "routerBias": 1}}, "router_bias"),
+        dims_case("moe_every 0", MAVERICK, {"moe": {**MAV_MOE, "dense": {
+            **MAV_MOE["dense"], "moeEvery": 0}}}, "moe_every"),
+        dims_case("moe_every 2.0", MAVERICK, {"moe": {**MAV_MOE, "dense": {
+            **MAV_MOE["dense"], "moeEvery": 2.0}}}, "moe_every"),
+        dims_case("linear sublayers 0", NEXT, {"linearAttention": {**LINEAR, "sublayers": 0}},
+                  "sublayers"),
+        dims_case("linear sublayers beyond the attention sublayers", NEXT,
+                  {"linearAttention": {**LINEAR, "sublayers": 49}}, "sublayers"),
+        dims_case("linear attention without its count", NEXT,
+                  {"linearAttention": {"sublayers": 36}}, "per_layer"),
+        dims_case("linear per_layer 0", NEXT, {"linearAttention": {**LINEAR, "perLayer": 0}},
+                  "per_layer"),
+        dims_case("linear per_layer str", NEXT, {"linearAttention": {**LINEAR, "perLayer": "9"}},
+                  "per_layer"),
         # the whole model's fields, which the sizer's breakdown counts (parameter_parts)
         dims_case("vocab_size 0", GPT2, {"vocabSize": 0}, "vocab_size"),
         dims_case("vocab_size 50257.0", GPT2, {"vocabSize": 50257.0}, "vocab_size"),
@@ -393,24 +383,37 @@ def model_dims_cases() -> list[LabCase]:
         dims_case("norm None", GPT2, {"norm": None}, "norm"),
         dims_case("no vocab_size: no breakdown", GPT2, {"vocabSize": None}),
         dims_case("vocab_size 10**30, untied", LLAMA3, {"vocabSize": 10**30}),
-        dims_case("Maverick, MoE in every 3rd layer", MAVERICK, {"moeEvery": 3}),
-        dims_case("Maverick, every layer dense", MAVERICK, {"denseLayers": 48}),
-        dims_case("gpt-oss-120b, no router bias", OSS, {"routerBias": False}),
-        dims_case("Qwen3-Next, every sublayer linear", NEXT, {"nLinearAttention": 48}),
+        dims_case("Maverick, MoE in every 3rd layer", MAVERICK, {"moe": {**MAV_MOE, "dense": {
+            **MAV_MOE["dense"], "moeEvery": 3}}}),
+        dims_case("Maverick, every layer dense", MAVERICK, {"moe": {**MAV_MOE, "dense": {
+            **MAV_MOE["dense"], "first": 48}}}),
+        dims_case("gpt-oss-120b, no router bias", OSS, {"moe": {**OSS_MOE, "routerBias": False}}),
+        dims_case("Qwen3-Next, every sublayer linear", NEXT,
+                  {"linearAttention": {**LINEAR, "sublayers": 48}}),
     ]
     cases += [dims_case(m.name, m, {}) for m in RECENT_MOE_MODELS]
-    cases += [  # the fields of the 2026 models: norms_per_layer, zero_experts, extra_attention
+    cases += [  # the fields of the 2026 models: norms_per_layer, extra_attention on the
+        # model; zero_experts, hash_layers in its experts (MoEDims)
         dims_case("norms_per_layer -1", GPT2, {"normsPerLayer": -1}, "norms_per_layer"),
         dims_case("norms_per_layer 2.0", GPT2, {"normsPerLayer": 2.0}, "norms_per_layer"),
-        dims_case("zero_experts True", LONGCAT, {"zeroExperts": True}, "zero_experts"),
-        dims_case("zero_experts without experts", GPT2, {"zeroExperts": 4}, "zero_experts"),
+        dims_case("zero_experts True", LONGCAT, {"moe": {**LONGCAT_MOE, "zeroExperts": True}},
+                  "zero_experts"),
+        dims_case("zero_experts -1", LONGCAT, {"moe": {**LONGCAT_MOE, "zeroExperts": -1}},
+                  "zero_experts"),
+        dims_case("hash_layers 1.5", V4, {"moe": {**V4_MOE, "hashLayers": 1.5}}, "hash_layers"),
+        dims_case("hash_layers beyond the MoE layers", V4, {"moe": {**V4_MOE, "hashLayers": 44}},
+                  "hash_layers"),
         dims_case("extra_attention -1", V4, {"extraAttention": -1}, "extra_attention"),
         dims_case("extra_attention without attention_per_layer", GPT2, {"extraAttention": 5},
                   "extra_attention"),
         dims_case("GPT-2 small, 7 norms a layer", GPT2, {"normsPerLayer": 7}),
-        dims_case("LongCat-Flash, 10**20 zero experts", LONGCAT, {"zeroExperts": 10**20}),
-        dims_case("LongCat-Flash with a router bias", LONGCAT, {"routerBias": True}),
+        dims_case("LongCat-Flash, 10**20 zero experts", LONGCAT,
+                  {"moe": {**LONGCAT_MOE, "zeroExperts": 10**20}}),
+        dims_case("LongCat-Flash with a router bias", LONGCAT,
+                  {"moe": {**LONGCAT_MOE, "routerBias": True}}),
         dims_case("DeepSeek-V4-Flash, no extra attention", V4, {"extraAttention": 0}),
+        dims_case("DeepSeek-V4-Flash, every MoE layer hashed", V4,
+                  {"moe": {**V4_MOE, "hashLayers": 43}}),
     ]
     cases += [dims_case(m.name, m, {}) for m in MODELS_2026]
     # bytes per value: the formats by name, exact fractions of a byte for MXFP4 and NVFP4

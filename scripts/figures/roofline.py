@@ -82,8 +82,8 @@ def prefill() -> Figure:
     served, and the newest model's as released, crossing the ridge point. Right: the experts
     a prefill of gpt-oss-120b touches per layer."""
     gpu, oss = H100_SXM, ffn.get_model("gpt-oss-120b")
-    assert oss.n_experts is not None and oss.top_k is not None
-    n_experts, top_k = oss.n_experts, oss.top_k
+    assert oss.moe is not None  # a mixture of experts
+    n_experts, top_k = oss.moe.n_experts, oss.moe.top_k
     ridge = gpu.ridge_point
     fig, (left, right) = panels(2, wide=(7.8, 3.8))
     fg = left.xaxis.label.get_color()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,18 @@ def assert_sizer_shows(widget: Locator, model: ModelDims,
     assert shown_parts(widget) == sizer.breakdown_numbers(model), model
 
 
+def with_rule(model: ModelDims, **change: object) -> ModelDims:
+    """``model`` with its LLaMA width rule's arguments changed (``LlamaWidth``'s fields)."""
+    assert isinstance(model.d_ff, ffn.LlamaWidth)
+    return dataclasses.replace(model, d_ff=dataclasses.replace(model.d_ff, **change))
+
+
+def with_experts(model: ModelDims, **change: object) -> ModelDims:
+    """``model`` with its MoE part's fields changed (``MoEDims``'; it has one)."""
+    assert model.moe is not None
+    return dataclasses.replace(model, moe=dataclasses.replace(model.moe, **change))
+
+
 def test_sizer_presets_are_ffns_models(site: Site, new_page: tuple[Page, Recorder]) -> None:
     page, _ = new_page
     widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
@@ -102,17 +115,18 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
     widget = open_widget(page, site.base_url + SIZER_PAGE, "sizer")
     widget.get_by_label("Model", exact=True).select_option(label="GPT-2 small")
     model = ffn.get_model("GPT-2 small")
-    steps: list[tuple[str, object, dict[str, object]]] = [
-        ("d_model", "1000", {"d_model": 1000}),
-        ("Layers", "7", {"n_layers": 7}),
-        ("d_ff", "5000", {"d_ff": 5000}),
-        ("Gated (three matrices, SwiGLU)", True, {"gated": True}),
-        ("Biases", False, {"bias": False}),
-        ("LLaMA's rule", True, {"d_ff": None}),
-        ("Multiplier (empty: none)", "1.3", {"ffn_dim_multiplier": 1.3}),
-        ("multiple_of", "1024", {"multiple_of": 1024}),
-        ("Experts (1: one FFN, no router)", "16", {"n_experts": 16, "top_k": 1}),
-        ("Experts per token (top-k)", "4", {"top_k": 4}),
+    replace = dataclasses.replace
+    steps: list[tuple[str, object, Callable[[ModelDims], ModelDims]]] = [
+        ("d_model", "1000", lambda m: replace(m, d_model=1000)),
+        ("Layers", "7", lambda m: replace(m, n_layers=7)),
+        ("d_ff", "5000", lambda m: replace(m, d_ff=5000)),
+        ("Gated (three matrices, SwiGLU)", True, lambda m: replace(m, gated=True)),
+        ("Biases", False, lambda m: replace(m, bias=False)),
+        ("LLaMA's rule", True, lambda m: replace(m, d_ff=ffn.LlamaWidth())),
+        ("Multiplier (empty: none)", "1.3", lambda m: with_rule(m, ffn_dim_multiplier=1.3)),
+        ("multiple_of", "1024", lambda m: with_rule(m, multiple_of=1024)),
+        ("Experts (1: one FFN, no router)", "16", lambda m: replace(m, moe=ffn.MoEDims(16, 1))),
+        ("Experts per token (top-k)", "4", lambda m: with_experts(m, top_k=4)),
     ]
     for label, value, change in steps:
         # Exact labels ("d_ff" is also in "d_ff as given"), but for the rule's long one.
@@ -121,7 +135,7 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
             control.set_checked(value)
         else:
             control.fill(value)
-        model = dataclasses.replace(model, **change)  # type: ignore[arg-type]
+        model = change(model)
         assert_sizer_shows(widget, model)
     for fmt in sizer.FORMATS:
         widget.get_by_label("Bytes per weight").select_option(fmt)
@@ -136,7 +150,7 @@ def test_sizer_every_control(site: Site, new_page: tuple[Page, Recorder]) -> Non
     expect(widget.locator("[data-note]")).to_contain_text("top_k must be at most n_experts = 16")
     assert set(shown_sizer(widget).values()) == {""}
     with pytest.raises(ValueError, match="top_k"):
-        dataclasses.replace(model, top_k=17)
+        with_experts(model, top_k=17)
 
 
 def test_sizer_weight_formats(site: Site, new_page: tuple[Page, Recorder]) -> None:
@@ -340,7 +354,7 @@ def test_sizer_never_keeps_numbers_of_other_inputs(site: Site,
     multiplier.fill("1e307")
     refused_with_no_numbers(widget, "ffn_dim_multiplier 1e+307 times 10922 hidden units")
     with pytest.raises(ValueError, match="ffn_dim_multiplier"):
-        dataclasses.replace(llama, ffn_dim_multiplier=1e307)
+        with_rule(llama, ffn_dim_multiplier=1e307)
     multiplier.fill("1.3")
     assert_sizer_shows(widget, llama)
     for typed in ("1e400", "1.3e", "-"):  # text a number field cannot read: its value is ""
@@ -366,7 +380,7 @@ def test_sizer_never_keeps_numbers_of_other_inputs(site: Site,
     experts.fill("0")
     refused_with_no_numbers(widget, "n_experts must be positive, got 0")
     with pytest.raises(ValueError, match="n_experts"):
-        dataclasses.replace(llama, n_experts=0, top_k=1)
+        ffn.MoEDims(0, 1)
     for typed in ("", "2.5", "-3"):
         experts.fill(typed)
         refused_with_no_numbers(widget, "n_experts")
@@ -482,7 +496,7 @@ def test_widgets_on_a_phone(site: Site, browser: Browser, scheme: str) -> None:
         top_k = widget.get_by_label("Experts per token (top-k)", exact=True)
         top_k.tap()
         top_k.fill("64")
-        model = dataclasses.replace(model, top_k=64)
+        model = with_experts(model, top_k=64)
         assert_sizer_shows(widget, model)
         for part in ("expertsActive", "expertsIdle", "active"):
             expect(widget.locator(f'tr[data-part="{part}"]')).to_be_visible()

@@ -47,16 +47,17 @@ class Routing:
 
     @property
     def top_k(self) -> int:
-        k = ffn.get_model(self.model).top_k
-        assert k is not None
-        return min(k, N_EXPERTS)
+        moe = ffn.get_model(self.model).moe
+        assert moe is not None  # every preset is a mixture of experts
+        return min(moe.top_k, N_EXPERTS)
 
     def note(self) -> str:
         """The sentence the widget shows for the preset."""
-        m = ffn.get_model(self.model)
+        m = ffn.get_model(self.model).moe
+        assert m is not None  # every preset is a mixture of experts
         every = (f" Top-{m.top_k} of these {N_EXPERTS} experts chooses every one, so neither "
                  "the scores nor a bias change the choice here; only the weights show it."
-                 if m.top_k is not None and m.top_k >= N_EXPERTS else "")
+                 if m.top_k >= N_EXPERTS else "")
         missing = ([f"its {m.n_experts} experts"] if m.n_experts != N_EXPERTS else []) + (
             [self.not_shown] if self.not_shown else [])
         rest = (f" Not shown: {', '.join(missing)}." if missing

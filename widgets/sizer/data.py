@@ -2,8 +2,8 @@
 
 The JSON is each model's dimensions (`camel`, as lab.js's modelDims reads them); the fallback
 table is what the sizer shows for each (`sizer_numbers`, the chapters' formats), which
-tests/browser/test_widgets.py also compares with the page. lab.js's field list and defaults
-are fields.js, generated here from ModelDims' fields (`fields_js`; `python -m
+tests/browser/test_widgets.py also compares with the page. lab.js's field lists and defaults
+are fields.js, generated here from ModelDims' fields and its parts' (`fields_js`; `python -m
 widgets.sizer.data` writes it), not retyped in JavaScript.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from pathlib import Path
 
 import ffn
@@ -39,19 +40,57 @@ def format_label(name: str) -> str:
 
 
 def camel_case(name: str) -> str:
-    """A field's name as lab.js spells it: ``d_ff`` -> ``dFf``, ``dense_d_ff`` -> ``denseDff``."""
-    first, *rest = name.replace("_d_ff", "_dff").split("_")  # shared_d_ff -> sharedDff
+    """A field's name as lab.js spells it: ``d_ff`` -> ``dFf``, ``n_experts`` -> ``nExperts``."""
+    first, *rest = name.split("_")
     return first + "".join(word.capitalize() for word in rest)
 
 
-FIELDS: tuple[dataclasses.Field[object], ...] = tuple(
-    f for f in dataclasses.fields(ModelDims) if f.name != "source")
-"""ModelDims' fields the sizer reads, in their order (a model's source is not a dimension)."""
+def part_of(owner: type, field: str) -> type | None:
+    """The dataclass a field of ``owner`` may hold (``ModelDims.moe``: ``MoEDims``), or None
+    for a plain value: read from the field's type, ``MoEDims | None``, ``int | LlamaWidth``."""
+    hint = typing.get_type_hints(owner)[field]
+    parts = [t for t in typing.get_args(hint) if dataclasses.is_dataclass(t)]
+    return parts[0] if parts else None
 
 
-def camel(model: ModelDims) -> dict[str, object]:
-    """A model's dimensions as lab.js's modelDims reads them: every field of ``FIELDS``."""
-    return {camel_case(f.name): getattr(model, f.name) for f in FIELDS}
+def fields_of(owner: type) -> tuple[dataclasses.Field[object], ...]:
+    """The fields of ``owner`` the sizer reads, in their order (a model's source is not a
+    dimension)."""
+    return tuple(f for f in dataclasses.fields(owner) if f.name != "source")
+
+
+def parts(owner: type = ModelDims) -> dict[str, type]:
+    """``owner`` and every part it holds, nested, by class name: ModelDims, LlamaWidth,
+    LinearAttention, MoEDims, SharedExperts, DenseLayers."""
+    found = {owner.__name__: owner}
+    for f in fields_of(owner):
+        part = part_of(owner, f.name)
+        if part is not None:
+            found |= parts(part)
+    return found
+
+
+FIELDS: tuple[dataclasses.Field[object], ...] = fields_of(ModelDims)
+"""ModelDims' fields the sizer reads, in their order; a part's fields are ``fields_of`` it."""
+
+
+def camel(model: object) -> dict[str, object]:
+    """A model's dimensions as lab.js's modelDims reads them: every field, a part (MoEDims,
+    LlamaWidth, ...) as an object of its own fields, None where the model has none."""
+    def value(v: object) -> object:
+        return camel(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
+    return {camel_case(f.name): value(getattr(model, f.name)) for f in fields_of(type(model))}
+
+
+def from_camel(fields: dict[str, object], owner: type = ModelDims, **extra: object) -> object:
+    """The ffn dimensions that ``camel`` gives ``fields``, made as ffn makes them (its checks
+    run: a bad field raises ffn's error); ``extra``: fields lab.js does not read (``source``)."""
+    kwargs: dict[str, object] = dict(extra)
+    for f in fields_of(owner):
+        v = fields.get(camel_case(f.name), f.default)
+        part = part_of(owner, f.name)
+        kwargs[f.name] = from_camel(v, part) if part and isinstance(v, dict) else v
+    return owner(**kwargs)
 
 
 def _js(value: object) -> str:
@@ -64,19 +103,27 @@ def _js(value: object) -> str:
 
 
 def fields_js() -> str:
-    """widgets/sizer/fields.js, generated from ``FIELDS``: lab.js's field list and defaults."""
-    names = "".join(f'\n  {camel_case(f.name)}: "{f.name}",' for f in FIELDS)
-    required = ", ".join(f'"{camel_case(f.name)}"' for f in FIELDS
-                         if f.default is dataclasses.MISSING)
-    defaults = "".join(f"\n  {camel_case(f.name)}: {_js(f.default)}," for f in FIELDS
-                       if f.default is not dataclasses.MISSING)
-    return ("// Generated from ffn.ModelDims' fields by widgets/sizer/data.py (fields_js): do not "
-            "edit;\n// `python -m widgets.sizer.data` writes it, tests/test_widgets.py checks "
-            "it.\n\n"
-            f"/** Each field's name as ffn spells it. */\n"
-            f"export const FIELD_NAMES = {{{names}\n}};\n"
-            f"/** The fields without a default. */\nexport const REQUIRED = [{required}];\n"
-            f"/** The others' defaults. */\nexport const DEFAULTS = {{{defaults}\n}};\n")
+    """widgets/sizer/fields.js, generated from ModelDims and its parts: for each, lab.js's
+    field list, the fields without a default, the others' defaults, and which field holds
+    which part."""
+    out = []
+    for name, owner in parts().items():
+        fs = fields_of(owner)
+        names = "".join(f'\n      {camel_case(f.name)}: "{f.name}",' for f in fs)
+        required = ", ".join(f'"{camel_case(f.name)}"' for f in fs
+                             if f.default is dataclasses.MISSING)
+        defaults = "".join(f"\n      {camel_case(f.name)}: {_js(f.default)}," for f in fs
+                           if f.default is not dataclasses.MISSING)
+        held = ", ".join(f'{camel_case(f.name)}: "{p.__name__}"' for f in fs
+                         if (p := part_of(owner, f.name)) is not None)
+        out.append(f"  {name}: {{\n    names: {{{names}\n    }},\n    required: [{required}],"
+                   f"\n    defaults: {{{defaults}\n    }},\n    parts: {{{held}}},\n  }},")
+    return ("// Generated from ffn.ModelDims and its parts by widgets/sizer/data.py (fields_js): "
+            "do not edit;\n// `python -m widgets.sizer.data` writes it, tests/test_widgets.py "
+            "checks it.\n\n"
+            "/** Each dataclass: its fields' names as ffn spells them, the fields without a "
+            "default,\n * the others' defaults, and the fields that hold a part (by class). */\n"
+            "export const FIELDS = {\n" + "\n".join(out) + "\n};\n")
 
 
 def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT,
@@ -84,7 +131,7 @@ def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT,
     """What the sizer shows for a model, as strings: the chapters' formats (``bytes_per_weight``:
     a format's name or a number, as ``ffn.decode_bytes`` takes it; ``expert_bytes``: its
     ``expert_bytes_per_value``, the routed experts' matrices alone, None: the same)."""
-    moe = model.n_experts is not None
+    moe = model.moe is not None
     size = ffn.decode_bytes(model, 1, bytes_per_weight, expert_bytes_per_value=expert_bytes)
     return {
         "dFf": f"{model.resolved_d_ff}",
@@ -133,7 +180,7 @@ def breakdown_numbers(model: ModelDims) -> dict[str, str] | None:
     shown = {"total": f"{total:,}", "active": "", "activeShare": ""}
     for key, n in counts.items():
         shown[key], shown[key + "Share"] = f"{n:,}", f"{n / total:.1%}"
-    if model.n_experts is not None:
+    if model.moe is not None:
         active = model.active_parameters()
         shown["active"], shown["activeShare"] = f"{active:,}", f"{active / total:.1%}"
     return shown
@@ -152,7 +199,7 @@ def grouped_shares(model: ModelDims) -> list[str]:
     if counts is None:
         return ["unknown", *([""] * len(GROUPS))]
     total = model.total_parameters()
-    moe = model.n_experts is not None
+    moe = model.moe is not None
     return [f"{total:,}", *(f"{sum(counts[k] for k in keys) / total:.1%}"
                             if moe or keys != ("expertsIdle",) else ""
                             for keys in GROUPS.values())]

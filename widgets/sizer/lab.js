@@ -10,7 +10,7 @@ import {
   checkBoolean, checkChoice, checkPositiveInt, checkReal, checkTopK, describeValue, shortInt,
 } from "../_shared/check.js";
 import {formatFixed, formatInt} from "../_shared/format.js";
-import {DEFAULTS as FIELD_DEFAULTS, FIELD_NAMES, REQUIRED} from "./fields.js";
+import {FIELDS} from "./fields.js";
 
 /** Parameters of one block: W1, W2 (and a gate's V) and their biases (count_parameters). */
 export function countParameters(dModel, dFf, bias = true, gated = false) {
@@ -79,136 +79,145 @@ export function countMoeFlops(dModel, dFf, nExperts, topK, nTokens = 1n, gated =
   return experts + (backward ? 3n * router : router);
 }
 
-// The int fields in the order ModelDims.__post_init__ checks them: [field, zero ok]; ffn's
-// name for each is fields.js's; one whose default is null may be null.
-const INT_FIELDS = [
-  ["dModel", false], ["dFf", false], ["nLayers", false], ["nAttention", false],
-  ["vocabSize", false], ["nPositions", false], ["kvDim", false], ["other", true],
-  ["sharedDff", true], ["denseLayers", true], ["denseDff", false], ["attentionPerLayer", false],
-];
+// ModelDims and its parts: each one's fields, defaults and the fields that hold a part are
+// fields.js's, generated from the dataclasses. A model is their nested form: d_ff a BigInt or
+// a LlamaWidth's {multipleOf, ffnDimMultiplier}; moe null or {nExperts, topK, shared: null or
+// {dFf, gate}, routerBias, dense: null or {first, dFf, moeEvery}, zeroExperts, hashLayers};
+// linearAttention null or {sublayers, perLayer}.
 const NORMS = ["layer", "rms"];  // ModelDims.norm: LayerNorm (scale and shift) or RMSNorm
-// ModelDims' fields and defaults are fields.js's, generated from the dataclass; the sizer adds
-// two of its own: a custom model's name, and d_ff by LLaMA's rule when it is left out.
-const DEFAULTS = {name: "custom", dFf: null, ...FIELD_DEFAULTS};
+// The int fields of ModelDims in the order its __post_init__ checks them: [field, zero ok];
+// one whose default is null may be null.
+const INT_FIELDS = [
+  ["dModel", false], ["nLayers", false], ["other", true], ["nAttention", false],
+  ["vocabSize", false], ["nPositions", false], ["kvDim", false], ["attentionPerLayer", false],
+  ["normsPerLayer", true], ["extraAttention", true],
+];
 
-/** A model's dimensions checked as ffn.ModelDims checks them, in its order, with its
- * defaults (a field left out or undefined). `m` has the fields of ModelDims in camelCase
- * (dModel, dFf, nLayers, ...), integers as BigInt. A TypeError or RangeError naming the
- * field (by ffn's name) for dimensions ModelDims refuses. */
+/** `m`'s fields of the dataclass `cls` (fields.js's name), a field left out or undefined at
+ * its default; a TypeError naming `what` for a value that is no object. */
+function withDefaults(m, cls, what) {
+  if (m === null || typeof m !== "object") {
+    throw new TypeError(`${what} must be an object of ${cls}' fields, got ${describeValue(m)}`);
+  }
+  const {names, defaults} = FIELDS[cls];
+  const d = {};
+  for (const key of Object.keys(names)) {
+    d[key] = m[key] === undefined && key in defaults ? defaults[key] : m[key];
+  }
+  return d;
+}
+
+/** Each part checked as its dataclass's __post_init__ checks it, in its order. */
+const CHECK_PART = {
+  LlamaWidth(d) {
+    checkPositiveInt(d.multipleOf, "multiple_of");
+    if (d.ffnDimMultiplier !== null) {
+      checkReal(d.ffnDimMultiplier, "ffn_dim_multiplier", 0, Infinity, true, true);
+    }
+  },
+  LinearAttention(d) {
+    checkPositiveInt(d.sublayers, "sublayers");
+    checkPositiveInt(d.perLayer, "per_layer");
+  },
+  SharedExperts(d) {
+    checkPositiveInt(d.dFf, "d_ff");
+    checkBoolean(d.gate, "gate");
+  },
+  DenseLayers(d) {
+    for (const key of ["first", "dFf", "moeEvery"]) {
+      checkPositiveInt(d[key], FIELDS.DenseLayers.names[key]);
+    }
+  },
+  MoEDims(d) {
+    checkPositiveInt(d.nExperts, "n_experts");
+    checkPositiveInt(d.zeroExperts, "zero_experts", true);
+    checkPositiveInt(d.hashLayers, "hash_layers", true);
+    checkTopK(d.topK, d.nExperts);
+    checkBoolean(d.routerBias, "router_bias");
+  },
+};
+
+/** A part `m` of the dataclass `cls` with its defaults, its own parts first (as Python makes
+ * them first), then checked as its __post_init__ checks it. */
+function part(m, cls, what) {
+  const d = withDefaults(m, cls, what);
+  for (const [key, inner] of Object.entries(FIELDS[cls].parts)) {
+    if (d[key] !== null) d[key] = part(d[key], inner, FIELDS[cls].names[key]);
+  }
+  CHECK_PART[cls](d);
+  return d;
+}
+
+/** A model's dimensions checked as ffn.ModelDims and its parts check them, with their
+ * defaults (a field left out or undefined), in the nested form above, integers as BigInt. A
+ * TypeError or RangeError naming the field (by ffn's name) for dimensions ffn refuses. */
 export function modelDims(m) {
   if (m === null || typeof m !== "object") {
     throw new TypeError(`dims must be an object of ModelDims' fields, got ${describeValue(m)}`);
   }
-  const d = {};
-  for (const key of Object.keys(DEFAULTS)) d[key] = m[key] === undefined ? DEFAULTS[key] : m[key];
-  for (const key of REQUIRED) if (!(key in DEFAULTS)) d[key] = m[key];
+  const d = withDefaults(m, "ModelDims", "dims");
+  if (d.name === undefined) d.name = "custom";  // the sizer's name for a model typed in
+  const rule = d.dFf !== null && typeof d.dFf === "object";  // LLaMA's rule, not a width
+  if (rule) d.dFf = part(d.dFf, "LlamaWidth", "d_ff");
+  const {names, parts, defaults} = FIELDS.ModelDims;
+  for (const key of ["linearAttention", "moe"]) {
+    if (d[key] !== null) d[key] = part(d[key], parts[key], names[key]);
+  }
   if (typeof d.name !== "string" || d.name === "") {
     throw new TypeError(`name must be a non-empty str, got ${describeValue(d.name)}`);
   }
   for (const [key, zeroOk] of INT_FIELDS) {
-    if (!(DEFAULTS[key] === null && d[key] === null)) {
-      checkPositiveInt(d[key], FIELD_NAMES[key], zeroOk);
+    if (!(defaults[key] === null && d[key] === null)) {
+      checkPositiveInt(d[key], names[key], zeroOk);
     }
   }
-  for (const [key, name] of [["gated", "gated"], ["bias", "bias"], ["tiedHead", "tied_head"],
-                             ["sharedGate", "shared_gate"]]) {
-    checkBoolean(d[key], name);
+  if (rule) {  // the rule refuses a d_model too wide for its multiplier
+    llamaDff(d.dModel, d.dFf.multipleOf, d.dFf.ffnDimMultiplier);
+  } else {
+    checkPositiveInt(d.dFf, "d_ff");
   }
+  for (const key of ["gated", "bias", "tiedHead"]) checkBoolean(d[key], names[key]);
   checkChoice(d.norm, "norm", NORMS);
-  if ((d.nExperts === null) !== (d.topK === null)) {
-    throw new RangeError(`n_experts and top_k go together, got ${d.nExperts} and ${d.topK}`);
-  }
-  if (d.nExperts !== null) {
-    countMoeParameters(d.dModel, 1n, d.nExperts, d.topK);  // checks them
-  } else if (d.sharedDff || d.sharedGate || d.denseLayers) {
-    throw new RangeError("shared_d_ff, shared_gate and dense_layers describe a mixture of "
-                         + "experts: give n_experts and top_k");
-  }
-  if (d.sharedGate && !d.sharedDff) {
-    throw new RangeError("shared_gate needs shared experts: give shared_d_ff");
-  }
-  if (d.denseLayers > d.nLayers) {
-    throw new RangeError(`dense_layers must be at most n_layers = ${d.nLayers}, got `
-                         + `${d.denseLayers}`);
-  }
-  if (Boolean(d.denseLayers) !== (d.denseDff !== null)) {
-    throw new RangeError(`dense_layers and dense_d_ff go together, got ${d.denseLayers} and `
-                         + `${d.denseDff}`);
-  }
-  if (d.dFf === null) {  // the rule's arguments, checked by the rule
-    llamaDff(d.dModel, d.multipleOf, d.ffnDimMultiplier);
-  } else if (!isNumber256(d.multipleOf) || d.ffnDimMultiplier !== null) {
-    throw new RangeError(`${d.name}: multiple_of and ffn_dim_multiplier size a width by `
-                         + `LLaMA's rule, but d_ff is given (${d.dFf})`);
-  }
-  checkRouterBiasAndLayerMix(d);
-  checkNormsZeroExpertsAndExtraAttention(d);
-  return d;
-}
-
-/** ModelDims._check_norms_zero_experts_and_extra_attention: the fields the models of 2026
- * need, checked last, as ffn checks them. */
-function checkNormsZeroExpertsAndExtraAttention(d) {
-  for (const key of ["normsPerLayer", "zeroExperts", "extraAttention"]) {
-    checkPositiveInt(d[key], FIELD_NAMES[key], true);
-  }
-  if (d.zeroExperts && d.nExperts === null) {
-    throw new RangeError("zero_experts sit beside routed experts: give n_experts and top_k");
+  if (d.moe !== null && d.moe.dense !== null && d.moe.dense.first > d.nLayers) {
+    throw new RangeError(`moe.dense.first must be at most n_layers = ${d.nLayers}, got `
+                         + `${d.moe.dense.first}`);
   }
   if (d.extraAttention && d.attentionPerLayer === null) {
     throw new RangeError("extra_attention adds to a counted sublayer: give "
                          + "attention_per_layer");
   }
+  if (d.moe !== null && d.moe.hashLayers > moeLayers(d)) {
+    throw new RangeError(`moe.hash_layers must be at most the ${moeLayers(d)} MoE layers, got `
+                         + `${d.moe.hashLayers}`);
+  }
+  if (d.linearAttention !== null && d.linearAttention.sublayers > attentionSublayers(d)) {
+    throw new RangeError("linear_attention.sublayers must be at most the "
+                         + `${attentionSublayers(d)} attention sublayers, got `
+                         + `${d.linearAttention.sublayers}`);
+  }
+  return d;
+}
+
+/** ModelDims.moe_layers: after the leading dense layers, one MoE layer in every moe_every
+ * (len(range(first, n_layers, moe_every))); 0 without experts. */
+export function moeLayers(m) {
+  if (m.moe === null) return 0n;
+  const dense = m.moe.dense;
+  if (dense === null) return m.nLayers;
+  if (dense.first >= m.nLayers) return 0n;
+  return (m.nLayers - dense.first + dense.moeEvery - 1n) / dense.moeEvery;
 }
 
 /** ModelDims.router_parameters for a model with experts: the (d_model, n_experts +
  * zero_experts) matrix and its bias with router_bias. */
 function routerParameters(m) {
-  const rows = m.nExperts + m.zeroExperts;
-  return m.dModel * rows + (m.routerBias ? rows : 0n);
-}
-
-/** ModelDims._check_router_bias_and_layer_mix: the fields the models of 2025 need, checked
- * after the others, as ffn checks them. */
-function checkRouterBiasAndLayerMix(d) {
-  checkBoolean(d.routerBias, "router_bias");
-  checkPositiveInt(d.moeEvery, "moe_every");
-  checkPositiveInt(d.nLinearAttention, "n_linear_attention", true);
-  if (d.linearAttentionPerLayer !== null) {
-    checkPositiveInt(d.linearAttentionPerLayer, "linear_attention_per_layer");
-  }
-  if (d.nExperts === null && (d.routerBias || d.moeEvery !== 1n)) {
-    throw new RangeError("router_bias and moe_every describe a mixture of experts: give "
-                         + "n_experts and top_k");
-  }
-  if (d.moeEvery !== 1n && d.denseDff === null) {
-    throw new RangeError("moe_every > 1 puts dense FFNs between the MoE layers: give "
-                         + "dense_d_ff (and dense_layers >= 1)");
-  }
-  if (Boolean(d.nLinearAttention) !== (d.linearAttentionPerLayer !== null)) {
-    throw new RangeError("n_linear_attention and linear_attention_per_layer go together, got "
-                         + `${d.nLinearAttention} and ${d.linearAttentionPerLayer}`);
-  }
-  if (d.nLinearAttention > attentionSublayers(d)) {
-    throw new RangeError(`n_linear_attention must be at most the ${attentionSublayers(d)} `
-                         + `attention sublayers, got ${d.nLinearAttention}`);
-  }
-}
-
-/** ModelDims.moe_layers: after the dense_layers, one MoE layer in every moe_every
- * (len(range(dense_layers, n_layers, moe_every))); 0 without experts. */
-export function moeLayers(m) {
-  if (m.nExperts === null || m.denseLayers >= m.nLayers) return 0n;
-  return (m.nLayers - m.denseLayers + m.moeEvery - 1n) / m.moeEvery;
+  const rows = m.moe.nExperts + m.moe.zeroExperts;
+  return m.dModel * rows + (m.moe.routerBias ? rows : 0n);
 }
 
 /** ModelDims.attention_sublayers: n_attention, or n_layers when not given. */
 export function attentionSublayers(m) {
   return m.nAttention ?? m.nLayers;
-}
-
-function isNumber256(v) {  // Python's `multiple_of != 256` is false for 256 and 256.0 alone
-  return v === 256n || v === 256;
 }
 
 /** Why ModelDims would refuse these dimensions (modelDims' message), or null. */
@@ -222,45 +231,51 @@ export function dimsProblem(m) {
   }
 }
 
+/** ModelDims.resolved_d_ff: d_ff, or the width LLaMA's rule gives. */
 export function resolvedDff(m) {
-  return m.dFf !== null ? m.dFf : llamaDff(m.dModel, m.multipleOf, m.ffnDimMultiplier);
+  return typeof m.dFf === "bigint" ? m.dFf
+    : llamaDff(m.dModel, m.dFf.multipleOf, m.dFf.ffnDimMultiplier);
 }
 
 /** ModelDims.ffn_parameters_per_layer: one FFN, or one MoE layer (active: a token's part). */
 export function ffnParametersPerLayer(m, active = false) {
-  if (m.nExperts === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const routerBias = m.routerBias ? m.nExperts : 0n;  // every token uses the router
+  const moe = m.moe;
+  if (moe === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
+  const routerBias = moe.routerBias ? moe.nExperts : 0n;  // every token uses the router
   // the router scores the zero experts too: a row each, and a bias with router_bias
-  const zeroRows = m.zeroExperts * (m.dModel + (m.routerBias ? 1n : 0n));
-  return countMoeParameters(m.dModel, resolvedDff(m), m.nExperts, active ? m.topK : null,
+  const zeroRows = moe.zeroExperts * (m.dModel + (moe.routerBias ? 1n : 0n));
+  return countMoeParameters(m.dModel, resolvedDff(m), moe.nExperts, active ? moe.topK : null,
                             m.bias, m.gated) + sharedParameters(m) + routerBias + zeroRows;
 }
 
 /** ModelDims.shared_parameters: one MoE layer's shared experts and their gate. */
 export function sharedParameters(m) {
-  const shared = m.sharedDff ? countParameters(m.dModel, m.sharedDff, m.bias, m.gated) : 0n;
-  return shared + (m.sharedGate ? m.dModel : 0n);
+  const shared = m.moe?.shared ?? null;
+  if (shared === null) return 0n;
+  return countParameters(m.dModel, shared.dFf, m.bias, m.gated) + (shared.gate ? m.dModel : 0n);
 }
 
-/** ModelDims.dense_ffn_parameters: the FFN of one of the leading dense layers. */
+/** ModelDims.dense_ffn_parameters: the FFN of one of a mixture's dense layers. */
 export function denseFfnParameters(m) {
-  return m.denseDff === null ? 0n : countParameters(m.dModel, m.denseDff, m.bias, m.gated);
+  const dense = m.moe?.dense ?? null;
+  return dense === null ? 0n : countParameters(m.dModel, dense.dFf, m.bias, m.gated);
 }
 
 /** ModelDims.ffn_parameters: all the model's FFNs (active: those one token uses); with
  * experts, the layers that are not MoE layers have a dense FFN. */
 export function ffnParameters(m, active = false) {
-  if (m.nExperts === null) return m.nLayers * ffnParametersPerLayer(m);
+  if (m.moe === null) return m.nLayers * ffnParametersPerLayer(m);
   const moe = moeLayers(m);
   return (m.nLayers - moe) * denseFfnParameters(m) + moe * ffnParametersPerLayer(m, active);
 }
 
 /** ModelDims.attention_parameters: all attention sublayers, the linear-attention ones
- * (n_linear_attention) counted at linear_attention_per_layer. */
+ * (linear_attention.sublayers) counted at linear_attention.per_layer. */
 export function attentionParameters(m) {
   const perLayer = m.attentionPerLayer ?? countAttentionParameters(m.dModel, m.bias, m.kvDim);
-  const linear = m.nLinearAttention * ((m.linearAttentionPerLayer ?? 0n) - perLayer);
-  return attentionSublayers(m) * perLayer + linear + m.extraAttention;
+  const total = attentionSublayers(m) * perLayer + m.extraAttention;
+  const linear = m.linearAttention;
+  return linear === null ? total : total + linear.sublayers * (linear.perLayer - perLayer);
 }
 
 /** a / b for BigInts a, b > 0, correctly rounded to a Number as Python's int / int is (for a
@@ -292,17 +307,17 @@ export function ffnShare(m) {
  * the dense FFNs, and in the MoE layers the routers, the shared experts, the routed experts a
  * token uses and those it skips. */
 export function ffnParts(m) {
-  if (m.nExperts === null) {
+  if (m.moe === null) {
     return [["dense FFNs", ffnParameters(m)], ["router", 0n], ["shared experts", 0n],
             ["experts, active", 0n], ["experts, idle", 0n]];
   }
-  const moe = moeLayers(m);
+  const moe = moeLayers(m), {nExperts, topK} = m.moe;
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
   const router = routerParameters(m);
   return [["dense FFNs", (m.nLayers - moe) * denseFfnParameters(m)], ["router", moe * router],
           ["shared experts", moe * sharedParameters(m)],
-          ["experts, active", moe * m.topK * expert],
-          ["experts, idle", moe * (m.nExperts - m.topK) * expert]];
+          ["experts, active", moe * topK * expert],
+          ["experts, idle", moe * (nExperts - topK) * expert]];
 }
 
 /** ModelDims.parameter_parts: the whole model's parameters by part, [ffn's name, count] in its
@@ -319,17 +334,19 @@ export function parameterParts(m) {
 
 /** ModelDims.ffn_flops_per_token: all FFN matrix products for one token. */
 export function ffnFlopsPerToken(m, backward = false) {
-  if (m.nExperts === null) {
+  if (m.moe === null) {
     return m.nLayers * countFlops(m.dModel, resolvedDff(m), 1n, m.gated, backward);
   }
-  let perLayer = countMoeFlops(m.dModel, resolvedDff(m), m.nExperts, m.topK, 1n, m.gated,
-                               backward);
-  perLayer += (backward ? 6n : 2n) * m.dModel * m.zeroExperts;  // the router's zero columns
-  if (m.sharedDff) perLayer += countFlops(m.dModel, m.sharedDff, 1n, m.gated, backward);
-  perLayer += (backward ? 6n : 2n) * m.dModel * (m.sharedGate ? 1n : 0n);
+  const {nExperts, topK, shared, dense: denseLayers} = m.moe;
+  let perLayer = countMoeFlops(m.dModel, resolvedDff(m), nExperts, topK, 1n, m.gated, backward);
+  perLayer += (backward ? 6n : 2n) * m.dModel * m.moe.zeroExperts;  // the router's zero columns
+  if (shared !== null) {
+    perLayer += countFlops(m.dModel, shared.dFf, 1n, m.gated, backward);
+    perLayer += (backward ? 6n : 2n) * m.dModel * (shared.gate ? 1n : 0n);
+  }
   const moe = moeLayers(m);
-  const dense = m.denseDff === null ? 0n
-    : (m.nLayers - moe) * countFlops(m.dModel, m.denseDff, 1n, m.gated, backward);
+  const dense = denseLayers === null ? 0n
+    : (m.nLayers - moe) * countFlops(m.dModel, denseLayers.dFf, 1n, m.gated, backward);
   return dense + moe * perLayer;
 }
 
@@ -392,7 +409,7 @@ export function decodeBytes(m, bytesPerValue = 2n, expertBytesPerValue = null) {
   const tooLarge = () => new RangeError(
     `decode_bytes: with bytes_per_value = ${typeof bytesPerValue === "string" ? bytesPerValue
       : shortInt(bytesPerValue)} the bytes of ${m.name} pass the doubles' 1.8e308`);
-  if (m.nExperts === null) {
+  if (m.moe === null) {
     const exact = m.nLayers * size * (ffnParametersPerLayer(m) + activations);
     if (!fraction) return exact;
     const bytes = exactRatio(exact, per);  // float(Fraction)
@@ -400,6 +417,7 @@ export function decodeBytes(m, bytesPerValue = 2n, expertBytesPerValue = null) {
     return bytes;
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
+  const {nExperts, topK} = m.moe;
   const router = routerParameters(m);
   const float = v => {  // Python's int + float converts the int first: OverflowError
     const x = Number(v);
@@ -411,12 +429,12 @@ export function decodeBytes(m, bytesPerValue = 2n, expertBytesPerValue = null) {
   };
   // An int or a Fraction meeting a float: converted first, rounded once (the same double).
   const toFloat = v => fraction ? exactRatio(v, per) : float(v);
-  float(m.nExperts);  // ffn converts it first: refused beyond the doubles
+  float(nExperts);  // ffn converts it first: refused beyond the doubles
   // experts_read at batch 1: n (1 - (1 - k/n)**1) is top_k exactly, rounded once. ffn computes
   // that exactly for n_experts up to 2**64; above, it takes n * -expm1(log1p(-k/n)), whose
   // last bit depends on the C library's log1p and expm1 (V8's differ from glibc's at about
   // 1 input in 1,000): no engine can pin that, the exact value can (issue 39 item 20).
-  const read = float(m.topK);
+  const read = float(topK);
   const moe = moeLayers(m);  // the dense FFNs: the leading ones and, with moe_every, between
   // Python adds the ints to the float one at a time, each converted to a double first.
   let weights, own = 0;
@@ -448,10 +466,10 @@ export function sizeModel(m, bytesPerValue = 2n, expertBytesPerValue = null) {
   return {
     dFf: resolvedDff(m),
     perLayer: ffnParametersPerLayer(m),
-    perLayerActive: m.nExperts === null ? null : ffnParametersPerLayer(m, true),
+    perLayerActive: m.moe === null ? null : ffnParametersPerLayer(m, true),
     share: ffnShare(m),
     total: ffnParameters(m),
-    totalActive: m.nExperts === null ? null : ffnParameters(m, true),
+    totalActive: m.moe === null ? null : ffnParameters(m, true),
     flops: ffnFlopsPerToken(m),
     flopsTraining: ffnFlopsPerToken(m, true),
     bytes,
@@ -490,7 +508,7 @@ export function breakdownNumbers(m) {
     shown[key] = formatInt(n);
     shown[`${key}Share`] = percent(n);
   }
-  if (m.nExperts !== null) {
+  if (m.moe !== null) {
     const active = total - Object.fromEntries(parts).expertsIdle;
     shown.active = formatInt(active);
     shown.activeShare = percent(active);

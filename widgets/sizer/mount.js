@@ -8,13 +8,11 @@ import {readInteger} from "../_shared/read.js";
 import {escape, fragment, uid} from "../_shared/dom.js";
 import {formatInt} from "../_shared/format.js";
 
-// The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt.
-const INTEGERS = ["dModel", "dFf", "nLayers", "nAttention", "kvDim", "nExperts", "topK",
-                  "multipleOf", "sharedDff", "denseLayers", "denseDff", "attentionPerLayer",
-                  "moeEvery", "nLinearAttention", "linearAttentionPerLayer", "vocabSize",
-                  "nPositions", "other"];
+// The presets' integers, JSON numbers (all below 2**53: data.py), as BigInt, in the model
+// and its parts alike; ffn_dim_multiplier is the one field that is a float.
 const presetDims = m => Object.fromEntries(Object.entries(m).map(([k, v]) =>
-  [k, INTEGERS.includes(k) && v !== null ? BigInt(v) : v]));
+  [k, typeof v === "number" && k !== "ffnDimMultiplier" ? BigInt(v)
+    : v !== null && typeof v === "object" ? presetDims(v) : v]));
 
 export function mount(root) {
   const data = JSON.parse(root.querySelector(".ffn-widget__data").textContent);
@@ -147,15 +145,15 @@ const input = (form, name) => form.elements.namedItem(name);
 function fill(form, m) {
   input(form, "dModel").value = m.dModel;
   input(form, "nLayers").value = m.nLayers;
-  form.querySelector(`input[name="width"][value="${m.dFf === null ? "rule" : "given"}"]`)
-    .checked = true;
-  input(form, "dFf").value = (m.dFf ?? lab.resolvedDff(lab.modelDims(m))).toString();
-  input(form, "multiplier").value = m.ffnDimMultiplier ?? "";
-  input(form, "multipleOf").value = m.multipleOf;
+  const rule = typeof m.dFf === "object";  // a LlamaWidth: the rule's arguments
+  form.querySelector(`input[name="width"][value="${rule ? "rule" : "given"}"]`).checked = true;
+  input(form, "dFf").value = lab.resolvedDff(lab.modelDims(m)).toString();
+  input(form, "multiplier").value = rule ? m.dFf.ffnDimMultiplier ?? "" : "";
+  input(form, "multipleOf").value = rule ? m.dFf.multipleOf : 256n;
   input(form, "gated").checked = m.gated;
   input(form, "bias").checked = m.bias;
-  input(form, "nExperts").value = m.nExperts ?? 1;
-  input(form, "topK").value = m.topK ?? 1;
+  input(form, "nExperts").value = m.moe?.nExperts ?? 1;
+  input(form, "topK").value = m.moe?.topK ?? 1;
 }
 
 // ---- read them: the fields as ffn.ModelDims would take them
@@ -193,21 +191,19 @@ function typedDims(form, preset, rule) {
   if (rule && input(form, "multiplier").validity.badInput) {  // "1e400", "1.3e": value ""
     throw new TypeError("ffn_dim_multiplier must be a number, got nothing readable");
   }
-  const m = {
+  // one FFN: no MoE part (no shared experts, no dense layers); else the preset's, if any
+  const kept = preset.moe ?? {shared: null, routerBias: false, dense: null};
+  return {
     ...preset,
     dModel: integer(form, "dModel", "d_model"), nLayers: integer(form, "nLayers", "n_layers"),
-    dFf: rule ? null : integer(form, "dFf", "d_ff"),
-    multipleOf: rule ? integer(form, "multipleOf", "multiple_of") : 256n,
-    ffnDimMultiplier: rule && multiplierText !== "" ? Number(multiplierText) : null,
+    dFf: rule ? {
+      multipleOf: integer(form, "multipleOf", "multiple_of"),
+      ffnDimMultiplier: multiplierText !== "" ? Number(multiplierText) : null,
+    } : integer(form, "dFf", "d_ff"),
     gated: input(form, "gated").checked, bias: input(form, "bias").checked,
-    nExperts: moe ? integer(form, "nExperts", "n_experts") : null,
-    topK: moe ? integer(form, "topK", "top_k") : null,
+    moe: moe ? {...kept, nExperts: integer(form, "nExperts", "n_experts"),
+                topK: integer(form, "topK", "top_k")} : null,
   };
-  if (!moe) {  // one FFN: no shared experts, no dense layers (ModelDims refuses them)
-    Object.assign(m, {sharedDff: 0n, sharedGate: false, denseLayers: 0n, denseDff: null,
-                      routerBias: false, moeEvery: 1n});
-  }
-  return m;
 }
 
 // ---- draw: every change shows the fields' numbers, or names the refusal and shows none
@@ -234,7 +230,7 @@ function show(form, preset) {
     throw error;
   }
   if (rule) input(form, "dFf").value = shown.dFf;  // the width the rule gives the fields
-  note.textContent = keptNote(preset, m.nExperts !== null);
+  note.textContent = keptNote(preset, m.moe !== null);
   for (const [name, text] of Object.entries(shown)) {
     const out = form.querySelector(`[data-result="${name === "dFf" ? "dFfShown" : name}"]`);
     out.value = text;
@@ -287,17 +283,18 @@ function keptNote(preset, moe) {
   if (preset.nAttention !== null) kept.push(`${preset.nAttention} attention sublayers`);
   if (preset.kvDim !== null) kept.push(`keys and values of width ${preset.kvDim}`);
   if (preset.attentionPerLayer !== null) kept.push("its attention's own parameter count");
-  if (preset.nLinearAttention) {
-    kept.push(`its ${preset.nLinearAttention} linear-attention sublayers`);
+  if (preset.linearAttention !== null) {
+    kept.push(`its ${preset.linearAttention.sublayers} linear-attention sublayers`);
   }
-  if (moe && preset.sharedDff) kept.push("its shared experts");
-  if (moe && preset.routerBias) kept.push("its router's bias");
-  if (moe && preset.moeEvery > 1n) {
-    kept.push(`a dense FFN of width ${preset.denseDff} in every layer that is not one of `
-              + `its MoE layers (one in every ${preset.moeEvery})`);
-  } else if (moe && preset.denseLayers) {
-    kept.push(`its ${preset.denseLayers} leading dense `
-              + `layer${preset.denseLayers > 1n ? "s" : ""}`);
+  const experts = moe ? preset.moe : null;  // what the typed experts keep of the preset's
+  if (experts?.shared) kept.push("its shared experts");
+  if (experts?.routerBias) kept.push("its router's bias");
+  const dense = experts?.dense ?? null;
+  if (dense !== null && dense.moeEvery > 1n) {
+    kept.push(`a dense FFN of width ${dense.dFf} in every layer that is not one of `
+              + `its MoE layers (one in every ${dense.moeEvery})`);
+  } else if (dense !== null) {
+    kept.push(`its ${dense.first} leading dense layer${dense.first > 1n ? "s" : ""}`);
   }
   return kept.length ? `Kept from ${preset.name}: ${kept.join(", ")}.` : "";
 }
