@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from fractions import Fraction
 
 import pytest
 
@@ -271,3 +272,15 @@ def test_kimi_k25_text_defaults_are_deepseek_v3s() -> None:
     assert (text.hidden_size, text.n_routed_experts, text.vocab_size) == (
         v3.d_model, v3.moe.n_experts, v3.vocab_size)
     assert kimi.n_experts == 384
+
+
+def test_deepseek_v4_decode_bytes_with_4_bit_experts_by_hand() -> None:
+    """docs/moe-2026.md's bytes for one token: in every one of the 43 MoE layers, the router
+    (256 x 4096), the shared expert (3 x 4096 x 2048) and x, y at 1 byte (e4m3), the 6 chosen
+    experts' matrices at MXFP4's 17/32 of a byte (4 bits and a 1-byte scale per 32)."""
+    v4 = ffn.get_model("DeepSeek-V4-Flash")
+    d, f = 4096, 2048
+    per_layer = Fraction(256 * d + 3 * d * f + 2 * d) + Fraction(17, 32) * 6 * 3 * d * f
+    assert ffn.decode_bytes(v4, 1, "e4m3", expert_bytes_per_value="mxfp4") == float(
+        43 * per_layer)
+    assert ffn.decode_bytes(v4, 1, "bfloat16") == 2 * 43 * (256 * d + 7 * 3 * d * f + 2 * d)
