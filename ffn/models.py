@@ -278,14 +278,16 @@ def _deepseek_v4(name: str, n_sliding: int, n_csa: int, n_hca: int, source: str)
     2048 (top 6) and a shared one, the first 3 routed by a token-id table (same counts);
     attention with one shared key-value head of 512, 64 query heads, a grouped output
     projection, and by layer a sliding window alone or with a CSA or HCA compressor; four
-    residual streams (hyper-connections, "other"); the MTP layer not counted."""
+    residual streams (hyper-connections, "other"); the MTP layer not counted. The routed
+    experts ship in 4 bits (the config's expert_dtype "fp4"), priced as MXFP4."""
     def attention(rate: int = 0, index: bool = False) -> int:
         return compressed_attention_parameters(4096, 64, 512, 1024, 8, 1024, rate,
                                                64 if index else 0, 128 if index else 0)
     sliding, layers = attention(), n_sliding + n_csa + n_hca
     extra = n_csa * (attention(4, index=True) - sliding) + n_hca * (attention(128) - sliding)
     return ModelDims(name, 4096, 2048, layers, gated=True, bias=False,
-                     moe=MoEDims(256, 6, SharedExperts(2048), hash_layers=3),
+                     moe=MoEDims(256, 6, SharedExperts(2048), hash_layers=3,
+                                 expert_format="mxfp4"),
                      vocab_size=129280, tied_head=False, norm="rms",
                      attention_per_layer=sliding, extra_attention=extra,
                      other=hyper_connection_parameters(4096, 4, 2 * layers), source=source)

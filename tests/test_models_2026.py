@@ -172,6 +172,7 @@ def test_the_layer_kinds_are_the_configs() -> None:
     assert v4.mlp_layer_types == ["hash_moe"] * 3 + ["moe"] * 40
     moe = ffn.get_model("DeepSeek-V4-Flash").moe
     assert moe is not None and moe.hash_layers == 3
+    assert moe.expert_format == "mxfp4"  # the released expert_dtype "fp4", priced as MXFP4
     assert v4.compress_rates == {"compressed_sparse_attention": 4,
                                  "heavily_compressed_attention": 128}
     assert v4.swiglu_limit == 10.0  # gpt-oss clamps at 7
@@ -245,7 +246,9 @@ def test_bad_2026_sizes_are_refused() -> None:
     for fields, error, message in [
             ({"zero_experts": True}, TypeError, "zero_experts must be an int"),
             ({"zero_experts": -1}, ValueError, "zero_experts must be non-negative, got -1"),
-            ({"hash_layers": 1.0}, TypeError, "hash_layers must be an int")]:
+            ({"hash_layers": 1.0}, TypeError, "hash_layers must be an int"),
+            ({"expert_format": "fp4"}, ValueError, "unknown expert_format 'fp4'; valid"),
+            ({"expert_format": 4}, TypeError, "expert_format must be")]:
         with pytest.raises(error, match=message):
             MoEDims(4, 1, **fields)  # type: ignore[arg-type]
 

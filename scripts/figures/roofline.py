@@ -90,13 +90,14 @@ def prefill() -> Figure:
     tokens = np.unique(np.logspace(0, 15, 160, base=2).astype(int))  # 1 to 32768
     narrow = layout() is NARROW
     newest = ffn.get_model(NEWEST)
+    newest_experts = newest.moe.expert_format if newest.moe else None  # as released: "mxfp4"
     # (model, legend, bytes a value, the experts', colour, marker, where N's label goes: None,
     # in the legend, as the newest model's crossing is next to gpt-oss's as served)
     curves = ((oss, f"{oss.name}, bfloat16", 2, None, "C1", "o",
                (-58, -16) if narrow else (6, -14)),
               (oss, f"{oss.name} as served:\nexperts in MXFP4", 2, "mxfp4", "C2", "s",
                (-62, 7)),  # its label above the ridge line, left of the bfloat16 one's
-              (newest, f"{NEWEST}: FP8,\nexperts in 4 bits", "e4m3", "mxfp4", "C4", "D",
+              (newest, f"{NEWEST}: FP8,\nexperts in 4 bits", "e4m3", newest_experts, "C4", "D",
                None))
     for model, label, size, experts, color, marker, offset in curves:
         n = critical_batch(model, gpu, size, experts)

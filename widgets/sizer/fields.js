@@ -73,6 +73,7 @@ export const FIELDS = {
       dense: "dense",
       zeroExperts: "zero_experts",
       hashLayers: "hash_layers",
+      expertFormat: "expert_format",
     },
     required: ["nExperts", "topK"],
     defaults: {
@@ -81,6 +82,7 @@ export const FIELDS = {
       dense: null,
       zeroExperts: 0n,
       hashLayers: 0n,
+      expertFormat: null,
     },
     parts: {shared: "SharedExperts", dense: "DenseLayers"},
   },

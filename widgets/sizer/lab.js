@@ -82,7 +82,8 @@ export function countMoeFlops(dModel, dFf, nExperts, topK, nTokens = 1n, gated =
 // ModelDims and its parts: each one's fields, defaults and the fields that hold a part are
 // fields.js's, generated from the dataclasses. A model is their nested form: d_ff a BigInt or
 // a LlamaWidth's {multipleOf, ffnDimMultiplier}; moe null or {nExperts, topK, shared: null or
-// {dFf, gate}, routerBias, dense: null or {first, dFf, moeEvery}, zeroExperts, hashLayers};
+// {dFf, gate}, routerBias, dense: null or {first, dFf, moeEvery}, zeroExperts, hashLayers,
+// expertFormat: null or a format's name};
 // linearAttention null or {sublayers, perLayer}.
 const NORMS = ["layer", "rms"];  // ModelDims.norm: LayerNorm (scale and shift) or RMSNorm
 // The int fields of ModelDims in the order its __post_init__ checks them: [field, zero ok];
@@ -134,6 +135,7 @@ const CHECK_PART = {
     checkPositiveInt(d.hashLayers, "hash_layers", true);
     checkTopK(d.topK, d.nExperts);
     checkBoolean(d.routerBias, "router_bias");
+    if (d.expertFormat !== null) checkChoice(d.expertFormat, "expert_format", weightFormats());
   },
 };
 

@@ -154,6 +154,8 @@ function fill(form, m) {
   input(form, "bias").checked = m.bias;
   input(form, "nExperts").value = m.moe?.nExperts ?? 1;
   input(form, "topK").value = m.moe?.topK ?? 1;
+  // the format the release stores its routed experts in (DeepSeek-V4: 4 bits); "": as the rest
+  input(form, "expertBytes").value = m.moe?.expertFormat ?? "";
 }
 
 // ---- read them: the fields as ffn.ModelDims would take them
