@@ -183,6 +183,7 @@ def test_sizer_weight_formats(site: Site, new_page: tuple[Page, Recorder]) -> No
         assert_sizer_shows(widget, ffn.get_model("DeepSeek-V4-Flash"), "e4m3", fmt)
     experts.select_option("")  # as the other weights
     assert_sizer_shows(widget, ffn.get_model("DeepSeek-V4-Flash"), "e4m3", "e4m3")
+    widget.get_by_label("Model", exact=True).select_option(label="GPT-2 small")  # as before
     formats.select_option(sizer.FORMATS[0])
     formats.focus()
     for fmt in sizer.FORMATS[1:]:  # arrow keys walk the options in ffn's order
