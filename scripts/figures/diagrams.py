@@ -361,7 +361,7 @@ def key_value_narrow() -> Figure:
     h = np.asarray(trace.h)
     d_model, d_ff = block.d_model, block.d_ff
     row, cw = 0.5, 0.5
-    kx, bx, vx = 0.75, 3.05, 1.25  # left edges: keys, h bars, values
+    kx, bx, vx = 1.25, 3.5, 1.25  # left edges: keys, h bars, values (under the keys)
     y_out = 1.25
     v_rows = [y_out + 0.75 + row * (d_ff - 1 - i) for i in range(d_ff)]  # v0 on top
     v_head = v_rows[0] + 0.6
@@ -374,14 +374,14 @@ def key_value_narrow() -> Figure:
     ax.text(kx + cw * d_model / 2, k_head,
             f"keys k_i: the {d_ff} columns\nof W1 {shape(W1.shape)}, as rows",
             ha="center", va="center", fontsize=10)
-    ax.text(bx + 0.4, k_head, f"h_i = relu(\nx {CDOT} k_i + b1_i)", ha="center",
+    ax.text(bx + 0.05, k_head, f"h_i = relu(\nx {CDOT} k_i + b1_i)", ha="center",
             va="center", fontsize=10)
     hmax = float(h.max()) or 1.0
     for i, cy in enumerate(k_rows):
         ax.text(kx - 0.1, cy, f"k{i}", ha="right", va="center", fontsize=10)
         cells(ax, kx, cy, W1[:, i], cw)
-        arrow(ax, (kx + cw * d_model + 0.05, cy), (bx - 0.45, cy), width=0.8)
-        ax.add_patch(Rectangle((bx, cy - 0.14), 0.9 * float(h[i]) / hmax, 0.28,
+        arrow(ax, (kx + cw * d_model + 0.05, cy), (bx - 0.42, cy), width=0.8)
+        ax.add_patch(Rectangle((bx, cy - 0.14), 0.6 * float(h[i]) / hmax, 0.28,
                                facecolor=color(2), alpha=0.7, edgecolor="none"))
         ax.plot([bx, bx], [cy - 0.2, cy + 0.2], color=fg(), linewidth=0.8)
         ax.text(bx - 0.06, cy, f"{float(h[i]):.2f}", ha="right", va="center", fontsize=10)
