@@ -44,6 +44,11 @@ def check_options(router: object, experts: object, top_k: object, normalize: obj
     first = experts[0]
     zero = check.positive_int(zero_experts, "zero_experts", zero_ok=True)
     n_choices = len(experts) + zero  # what the router scores: the experts, then the zero ones
+    shape = np.shape(router) if isinstance(router, np.ndarray) else None
+    if zero and shape is not None and shape != (first.d_model, n_choices):
+        raise ValueError(f"router has shape {shape} but n_experts + zero_experts is "
+                         f"{len(experts)} + {zero} = {n_choices}: router must be (d_model, "
+                         f"n_experts + zero_experts) = ({first.d_model}, {n_choices})")
     w = check.params({"router": router}, {"router": "d_model n_experts"},
                      known={"d_model": first.d_model, "n_experts": n_choices})[0]
     if (r := w["router"]) is None or r.dtype != first.dtype:

@@ -1,12 +1,13 @@
 """A mixture of experts' routing, as functions of the logits ``x @ router`` ``(N, n_experts)``.
 
 ``route`` is the whole rule; its steps are public so a chapter, a widget or a test can call one:
-``scores`` (softmax, sigmoid or DeepSeek-V4's ``sqrt(softplus)``), ``choice`` (the scores plus DeepSeek-V3's choice bias, or the
-logits), ``top_k`` (among the best groups, if any), ``renormalize`` (the chosen scores,
-renormalised or not) and the ``scale``; ``hash_route`` is DeepSeek-V4's other rule, the
-experts read from a token-id table and weighed by the scores; ``sort_by_expert`` lines the chosen pairs up by
-expert, and ``load_balancing_loss`` measures how evenly they spread. ``route_backward``
-carries ``dL/dweights`` back to ``dL/dlogits``; the choice itself has no gradient. A new
+``scores`` (softmax, sigmoid or DeepSeek-V4's ``sqrt(softplus)``), ``choice`` (the scores plus
+DeepSeek-V3's choice bias, or the logits), ``top_k`` (among the best groups, if any),
+``renormalize`` (the chosen scores, renormalised or not) and the ``scale``; ``hash_route`` is
+DeepSeek-V4's other rule, the experts read from a token-id table and weighed by the scores;
+``sort_by_expert`` lines the chosen pairs up by expert, and ``load_balancing_loss`` measures how
+evenly they spread. ``route_backward`` carries ``dL/dweights`` back to ``dL/dlogits``; the
+choice itself has no gradient. A new
 router is a new step here and an option of ``MixtureOfExperts``, not a new class.
 """
 
@@ -49,7 +50,7 @@ def scores(logits: FloatArray, score: str) -> FloatArray:
     ``sqrt(softplus(logits))`` (DeepSeek-V4), a row each."""
     with np.errstate(over="ignore"):  # exp(710) = inf gives a sigmoid of 0, as it should
         if score == "sqrtsoftplus":
-            return np.sqrt(np.logaddexp(0.0, logits))  # type: ignore[no-any-return]
+            return np.sqrt(np.logaddexp(0.0, logits))
         p: FloatArray = softmax(logits) if score == "softmax" else 1.0 / (1.0 + np.exp(-logits))
     return p
 
@@ -70,10 +71,10 @@ def log_score_slope(logits: FloatArray, p: FloatArray, score: str) -> FloatArray
     if score == "softmax":
         return np.ones_like(p)
     if score == "sigmoid":
-        return 1.0 - p  # type: ignore[no-any-return]
+        return 1.0 - p
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         slope = 1.0 / (1.0 + np.exp(-logits)) / (2.0 * p * p)  # p^2 = softplus(z)
-        return np.where(logits < TINY, 0.5, slope)  # type: ignore[no-any-return]
+        return np.where(logits < TINY, 0.5, slope)
 
 
 def choice(logits: FloatArray, p: FloatArray, bias: FloatArray | None = None) -> FloatArray:

@@ -147,6 +147,7 @@ def test_top_k_moe_matches_deepseek_v4_routed_block() -> None:
     _, chosen, weights = ours.route(x)
     with torch.no_grad():
         logits, w_t, idx_t = block.gate(t64(x))  # type: ignore[attr-defined]
+    assert_close(numpy(logits), x.reshape(-1, D_MODEL) @ ours.router)
     theirs = numpy(idx_t)  # torch.topk(sorted=False): a set, compared as one
     order = np.argsort(theirs, -1)
     np.testing.assert_array_equal(np.take_along_axis(theirs, order, -1),
@@ -221,6 +222,8 @@ def test_zero_experts_match_longcat_flash_moe() -> None:
         routed = numpy(block.experts(t64(rows), torch.from_numpy(chosen.reshape(-1, 3)),  # type: ignore[attr-defined]
                                      t64(weights.reshape(-1, 3))))
         logits, w_t, idx_t = block.router(t64(x))  # type: ignore[attr-defined]
+    # float32 logits: the rows and the weight cast before the product
+    assert_close(numpy(logits), rows @ ours.router, F32_RTOL, F32_RTOL * 10)
     assert_close(y.reshape(-1, D_MODEL), routed, what="ffn against transformers' experts")
     theirs = numpy(idx_t)
     order = np.argsort(theirs, -1)
