@@ -147,3 +147,29 @@ def test_zero_expert_errors() -> None:
         ffn.MixtureOfExperts(np.zeros((D_MODEL, N_EXPERTS)), experts, zero_experts=2)
     with raises(ValueError, "zero_experts must be non-negative, got -1"):
         layer(zero_experts=-1)
+
+
+@pytest.mark.parametrize("options", [{"score": "sqrtsoftplus"},
+                                     {"score": "sqrtsoftplus", "table": TABLE},
+                                     {"zero_experts": 2}], ids=["sqrtsoftplus", "hash", "zero"])
+def test_load_balancing_grad_matches_finite_differences(options: dict[str, object]) -> None:
+    moe = layer(**options)
+    x = np.random.default_rng(8).normal(size=(9, D_MODEL))
+    ids = np.arange(9) % VOCAB if "table" in options else None
+    router = np.array(moe.router)
+
+    def loss() -> float:  # the choice held fixed, as load_balancing_grad holds it
+        logits = x @ router
+        return ffn.routing.load_balancing_loss(logits, moe.route(x, token_ids=ids)[1],
+                                               moe.score)
+
+    np.testing.assert_allclose(moe.load_balancing_grad(x, token_ids=ids),
+                               numeric_grad(loss, router), rtol=1e-6, atol=1e-9)
+    assert moe.load_balancing_loss(x, token_ids=ids) == pytest.approx(loss(), rel=1e-15)
+    if "table" in options:  # the table's choice, not the router's
+        assert ids is not None
+        counts = np.bincount(TABLE[ids].ravel(), minlength=N_EXPERTS)
+        np.testing.assert_array_equal(moe.dispatch(x, token_ids=ids).assigned, counts)
+        with raises(TypeError, "this layer routes by a token-id table: pass token_ids, one id "
+                    "per row of x (shape (9,))"):
+            moe.load_balancing_loss(x)
