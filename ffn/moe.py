@@ -50,8 +50,8 @@ class Dispatch(NamedTuple):
     """Where a batch's ``top_k`` assignments go under an expert capacity."""
 
     capacity: int  # the most assignments one expert takes
-    assigned: np.ndarray  # (n_experts,) assignments the router made to each expert
-    kept: np.ndarray  # (n_experts,) assignments each expert takes, at most `capacity`
+    assigned: np.ndarray  # (n_choices,) assignments the router made to each expert
+    kept: np.ndarray  # (n_choices,) assignments each expert takes, at most `capacity`
     dropped: int  # assignments over capacity: those rows skip that expert
 
 
@@ -59,10 +59,11 @@ class MixtureOfExperts(Layer):
     """A sparse MoE layer: ``y = sum_i weight_i * expert_i(x) + sum_j g_j * shared_j(x)``.
 
     Per row the logits ``z = x @ router (+ router_bias)`` give ``ffn.routing.route``'s scores
-    ``p``, chosen experts and weights: softmax or sigmoid scores, the choice by ``p + bias``
-    (without a bias, by the logits) among the ``top_groups`` best groups, the chosen ``p``
-    renormalised with ``normalize``, times ``scale`` (with a bias, saturated sigmoid scores
-    tie: see ``ffn.routing.choice``). With ``combine="inputs"`` an expert runs
+    ``p``, chosen experts and weights: softmax, sigmoid or sqrt(softplus) scores, the choice
+    by ``p + bias`` (without a bias, by the logits) among the ``top_groups`` best groups, or
+    ``table[token_ids]``, the chosen ``p`` renormalised with ``normalize``, times ``scale``
+    (with a bias, saturated sigmoid scores tie: see ``ffn.routing.choice``). A chosen zero
+    expert adds its weight times the row. With ``combine="inputs"`` an expert runs
     on its weight times the row instead: ``expert_i(weight_i * x)`` (Llama 4). Shared experts
     run on every row, with ``g_j = 1`` or ``sigmoid(x @ shared_gate[:, j])`` (Qwen2-MoE).
     ``grads`` has ``"router"``, ``"router_bias"``, ``"experts.{i}.{name}"`` (zeros for an
