@@ -20,8 +20,8 @@ import numpy as np
 from ffn import _validate as check
 from ffn._validate import FloatArray
 
-__all__ = ["SCORES", "Route", "check_groups", "check_table", "check_token_ids", "check_top_k",
-           "choice", "expert_vector", "hash_route", "load_balancing_backward",
+__all__ = ["SCORES", "Route", "check_groups", "check_logits", "check_table", "check_token_ids",
+           "check_top_k", "choice", "expert_vector", "hash_route", "load_balancing_backward",
            "load_balancing_loss", "log_score_slope", "log_scores", "renormalize", "route",
            "route_backward", "scores", "softmax", "sort_by_expert", "top_k"]
 
@@ -133,12 +133,7 @@ def route(logits: FloatArray, k: int, *, score: str = "softmax", bias: object = 
     """Scores, chosen experts and weights for rows' logits ``(N, n_experts)``, each argument
     checked. A row with a NaN choice gets NaN weights: which experts it would choose is unknown
     (argsort would put the NaN last and choose by index)."""
-    if not isinstance(logits, np.ndarray) or logits.ndim != 2 or not np.issubdtype(
-            logits.dtype, np.floating):
-        got = (f"shape {logits.shape} and dtype {logits.dtype}"
-               if isinstance(logits, np.ndarray) else check.describe(logits))
-        raise TypeError(f"logits must be a 2-D float array (N, n_experts), got {got}")
-    n_experts = logits.shape[1]
+    n_experts = check_logits(logits)
     k = check_top_k(k, n_experts)
     score = check.choice(score, "score", SCORES)
     choice_bias = None if bias is None else expert_vector(bias, "bias", n_experts, logits.dtype)
@@ -156,23 +151,41 @@ def route(logits: FloatArray, k: int, *, score: str = "softmax", bias: object = 
         return Route(p, chosen, share, scale * share)
 
 
-def hash_route(logits: FloatArray, table: np.ndarray, token_ids: np.ndarray, *,
+def check_logits(logits: object) -> int:
+    """``logits`` checked to be a 2-D float array ``(N, n_experts)``; returns ``n_experts``."""
+    if not isinstance(logits, np.ndarray) or logits.ndim != 2 or not np.issubdtype(
+            logits.dtype, np.floating):
+        got = (f"shape {logits.shape} and dtype {logits.dtype}"
+               if isinstance(logits, np.ndarray) else check.describe(logits))
+        raise TypeError(f"logits must be a 2-D float array (N, n_experts), got {got}")
+    return int(logits.shape[1])
+
+
+def hash_route(logits: FloatArray, table: object, token_ids: object, *,
                score: str = "sqrtsoftplus", normalize: bool = True, scale: float = 1.0) -> Route:
     """DeepSeek-V4's hash routing of rows' logits ``(N, n_experts)``: row ``n`` takes the
     experts ``table[token_ids[n]]`` ``(N, top_k)``, whatever its logits; they weigh them as
-    ``route`` does (their ``p``, renormalised with ``normalize``, times ``scale``). The table
-    and ids are checked by ``check_table`` and ``check_token_ids``; the choice has no
-    gradient, the weights do (through the logits)."""
+    ``route`` does (their ``p``, renormalised with ``normalize``, times ``scale``), each
+    argument checked (a row of ``table`` may repeat an expert here, as in transformers'
+    gather; ``MixtureOfExperts`` refuses that). The choice has no gradient, the weights do
+    (through the logits)."""
+    n_experts = check_logits(logits)
+    table = check_table(table, n_experts, distinct=False)
+    ids = check_token_ids(token_ids, (len(logits),), len(table))
+    score = check.choice(score, "score", SCORES)
+    normalize = check.boolean(normalize, "normalize")
+    scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         p = scores(logits, score)  # (N, n_experts)
-        chosen = table[token_ids]  # (N, top_k): a lookup, not a comparison of scores
+        chosen = table[ids]  # (N, top_k): a lookup, not a comparison of scores
         share = renormalize(p, log_scores(logits, score), chosen, normalize)  # (N, top_k)
         return Route(p, chosen, share, scale * share)
 
 
-def check_table(table: object, n_experts: int) -> np.ndarray:
+def check_table(table: object, n_experts: int, distinct: bool = True) -> np.ndarray:
     """``table`` as a read-only ``(vocab_size, top_k)`` integer array of experts in
-    ``[0, n_experts)``, each row's distinct (two slots of one expert would run it twice)."""
+    ``[0, n_experts)``, each row's distinct with ``distinct`` (a layer's dispatch adds an
+    expert's output once a row)."""
     if not isinstance(table, np.ndarray) or table.ndim != 2 or not np.issubdtype(
             table.dtype, np.integer) or 0 in table.shape:
         got = (f"shape {table.shape} and dtype {table.dtype}" if isinstance(table, np.ndarray)
@@ -182,8 +195,8 @@ def check_table(table: object, n_experts: int) -> np.ndarray:
     if table.min() < 0 or table.max() >= n_experts:
         raise ValueError(f"table must hold experts in [0, {n_experts - 1}], got values in "
                          f"[{table.min()}, {table.max()}]")
-    repeats = np.any(np.diff(np.sort(table, axis=-1), axis=-1) == 0, axis=-1)  # (vocab_size,)
-    if repeats.any():
+    if distinct and (repeats := np.any(np.diff(np.sort(table, axis=-1), axis=-1) == 0,
+                                       axis=-1)).any():  # (vocab_size,): a row's repeats
         raise ValueError(f"table row {int(np.argmax(repeats))} names one expert twice: a "
                          "token's experts must be distinct")
     out = np.array(table, dtype=np.int64)

@@ -173,3 +173,21 @@ def test_load_balancing_grad_matches_finite_differences(options: dict[str, objec
         with raises(TypeError, "this layer routes by a token-id table: pass token_ids, one id "
                     "per row of x (shape (9,))"):
             moe.load_balancing_loss(x)
+
+
+def test_hash_route_checks_its_arguments() -> None:
+    logits = np.zeros((3, N_EXPERTS))
+    ids = np.array([0, 1, 2])
+    with raises(TypeError, "logits must be a 2-D float array (N, n_experts), got shape (4,) "
+                "and dtype float64"):
+        ffn.routing.hash_route(np.zeros(4), TABLE, ids)
+    with raises(TypeError, "token_ids must be integers of shape (3,) (x's leading axes), got "
+                "shape (2,) and dtype int64"):
+        ffn.routing.hash_route(logits, TABLE, ids[:2])
+    with raises(ValueError, "unknown score 'relu'; valid: 'softmax', 'sigmoid', "
+                "'sqrtsoftplus'"):
+        ffn.routing.hash_route(logits, TABLE, ids, score="relu")
+    # a repeated expert is the source's gather, twice: each slot weighs it
+    r = ffn.routing.hash_route(logits, np.array([[1, 1]]), np.zeros(3, np.int64))
+    np.testing.assert_array_equal(r.chosen, [[1, 1]] * 3)
+    np.testing.assert_allclose(r.weights, 0.5)
