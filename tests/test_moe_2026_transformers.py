@@ -248,6 +248,10 @@ def test_zero_experts_match_longcat_flash_moe() -> None:
         gu, down = g["experts.gate_up_proj"][e], g["experts.down_proj"][e]
         for name, theirs_g in (("W", gu[:D_FF].T), ("V", gu[D_FF:].T), ("W2", down.T)):
             f32_close(ours.grads[f"experts.{e}.{name}"], theirs_g, f"{e}.{name}")
+    # transformers allocates gate_up_proj for the zero experts too (modeling_longcat_flash.py
+    # line 171); no row reaches those matrices: ffn has none, and their gradient is zero
+    assert g["experts.gate_up_proj"].shape[0] == ours.n_choices
+    assert not g["experts.gate_up_proj"][ours.n_experts:].any()
     # a zero expert adds its weight times the row: leaving it out disagrees
     w_zero = np.sum(weights * zero, axis=-1, keepdims=True)  # (2, 8, 1)
     assert np.abs(w_zero * x).max() > 0.1
