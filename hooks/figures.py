@@ -5,9 +5,10 @@ A figure is placed in Markdown as two images, `figures/STEM.svg#only-light` and
 becomes a link that opens it in mkdocs-glightbox's lightbox (its alt text as the big image's),
 around a `<picture>`:
 
-- a plot drawn narrow too (`STEM-narrow.svg`, scripts/figures) gets a `<source>` for screens up
-  to NARROW_MEDIA: a phone downloads and shows the narrow drawing, a laptop the wide one;
-- a hand-laid diagram has no narrow drawing: it is never shown narrower than the width at
+- a figure drawn narrow too (`STEM-narrow.svg`: every plot, and the diagrams scripts/figures
+  lists in NARROW_FIGURES) gets a `<source>` for screens up to NARROW_MEDIA: a phone downloads
+  and shows the narrow drawing, a laptop the wide one;
+- a hand-laid diagram with no narrow drawing is never shown narrower than the width at
   which its smallest text is MIN_PX CSS px, in a box that scrolls sideways, with a cue;
 - `loading="lazy"`: Chromium does not fetch a lazy image that is not displayed, so a page
   downloads the figures of the reader's scheme only (the other's come if the reader toggles);
