@@ -181,8 +181,10 @@ def moe_all_to_all() -> Figure:
                f"device (on average (D{NBSP}{MINUS}{NBSP}1)/D = {EP_DEVICES - 1}/{EP_DEVICES} "
                f"of them, D = {EP_DEVICES}). The expert outputs come back the same way, a second "
                "all-to-all, and each token adds its weighted pair.")
-    lines = [line for text in (summaries if narrow else []) + [caption]
-             for line in textwrap.wrap(text, 44 if narrow else 84, break_on_hyphens=False)]
+    paragraphs = [*summaries, "", caption] if narrow else [caption]  # "": a blank line
+    lines = [line for text in paragraphs
+             for line in textwrap.wrap(text, 44 if narrow else 84, break_on_hyphens=False)
+             or [""]]
     ax.text(0.1 if narrow else width / 2, foot / 2, "\n".join(lines),
             ha="left" if narrow else "center", va="center", fontsize=10)
     return fig
@@ -295,19 +297,19 @@ def tensor_parallel() -> Figure:
     lane_h, lane_gap = 1.1, 0.2
     lanes = [3.35 - d * (lane_h + lane_gap) for d in range(D)]  # centres, top to bottom
     mid = (lanes[0] + lanes[-1]) / 2 - 0.15  # the shared input and the all-reduce
-    ar_x = 6.85
+    ar_x = 6.9
     box(ax, 0.5, mid, 0.8, 0.8, x_label, size=10)
     for d, ((w1, act, w2, partial), cy) in enumerate(zip(stages, lanes, strict=True)):
-        panel(ax, 1.1, cy - lane_h / 2, 4.55, lane_h, f"device {d}")
+        panel(ax, 1.1, cy - lane_h / 2, 4.6, lane_h, f"device {d}")
         ys = cy - 0.15
-        box(ax, 1.98, ys, 1.55, 0.62, w1, size=9.5, tint=d)
-        box(ax, 3.33, ys, 0.95, 0.62, act, size=9.5)
-        box(ax, 4.73, ys, 1.55, 0.62, w2, size=9.5, tint=d)
+        box(ax, 1.95, ys, 1.5, 0.62, w1, size=9.5, tint=d)
+        box(ax, 3.4, ys, 0.9, 0.62, act, size=9.5)
+        box(ax, 4.85, ys, 1.5, 0.62, w2, size=9.5, tint=d)
         arrow(ax, (0.9, mid), (1.2, ys))
-        arrow(ax, (2.75, ys), (2.85, ys))
-        arrow(ax, (3.8, ys), (3.95, ys))
-        arrow(ax, (5.5, ys), (ar_x - 0.4, ys))
-        ax.text(6.0, ys - 0.08, partial, ha="center", va="top", fontsize=9.5)
+        arrow(ax, (2.7, ys), (2.95, ys))
+        arrow(ax, (3.85, ys), (4.1, ys))
+        arrow(ax, (5.6, ys), (ar_x - 0.4, ys))
+        ax.text(6.07, ys - 0.08, partial, ha="center", va="top", fontsize=9.5)
     ar_top, ar_bottom = lanes[0] + 0.35, lanes[-1] - 0.65
     box(ax, ar_x, (ar_top + ar_bottom) / 2, 0.8, ar_top - ar_bottom, "all-\nreduce:\nsum",
         size=10, tint=4, bold=True)
