@@ -112,10 +112,16 @@ def errata(example: Example) -> Figure:
     cw, ch = z.cw, z.ch
     wrapped = z.per_row < max(p.shape[1] for _, p, _, _ in stages)  # column numbers shown
 
-    def heads(stage: Stage, printed: np.ndarray, wrong: dict[tuple[int, ...], bool]) -> str:
+    def heads(stage: Stage, printed: np.ndarray, computed: np.ndarray,
+              wrong: dict[tuple[int, ...], bool]) -> str:
         big = sum(wrong.values())
         head = (f"{stage.label}: {len(wrong)} of {printed.size} wrong"
                 + (f" ({big} by more than one unit)" if wrong else ""))
+        if z.merged and wrong:  # the wide drawing writes every gap; the phone's, the largest
+            at = max(wrong, key=lambda k: abs(float(printed[k] - computed[k])))
+            gap = signed(float(printed[at] - computed[at]), stage.decimals + 1)
+            where = f"row {at[0]}, column {at[1]}" if len(at) == 2 else f"column {at[0]}"
+            head += f"; the largest gap, published minus computed: {gap} ({where})"
         return "\n".join(textwrap.wrap(head, z.wrap))
 
     # above a grid: its name (published or computed), then its column numbers
@@ -139,9 +145,9 @@ def errata(example: Example) -> Figure:
     if z.merged:
         legend.append((None, "", "below a wrong value: the value ffn computes"))
     top_h = 0.35 + 0.2 * len(title) + 0.35 * len(legend)
-    heights = [head_height(heads(s, p, w))
+    heights = [head_height(heads(s, p, c, w))
                + math.ceil(p.shape[1] / z.per_row) * block_height(p.shape[0]) + 0.1
-               for s, p, _, w in stages]
+               for s, p, c, w in stages]
     height = top_h + sum(heights)
     fig, ax = canvas(z.width, height)
     x_pub = z.label_w
@@ -158,7 +164,7 @@ def errata(example: Example) -> Figure:
                 fontsize=10)
     top = height - top_h
     for (stage, printed, computed, wrong), h in zip(stages, heights, strict=True):
-        head = heads(stage, printed, wrong)
+        head = heads(stage, printed, computed, wrong)
         ax.text(x_pub, top - 0.1, head, ha="left", va="top", fontsize=10)
         keyed = {(w[0], w[1]) if len(w) == 2 else (0, w[0]): b for w, b in wrong.items()}
         marks = {k: BIG if b else SMALL for k, b in keyed.items()}
