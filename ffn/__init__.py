@@ -27,6 +27,7 @@ from ffn.counting import (
     largest_d_ff,
     llama_d_ff,
 )
+from ffn.expert_flops import expected_flops, token_flops
 from ffn.feedforward import FeedForward, FeedForwardTrace
 from ffn.gated import GATED_VARIANTS, GatedFeedForward, GatedFeedForwardTrace
 from ffn.inference import (
@@ -78,9 +79,9 @@ __all__ = [
     "Quantized", "RMSNorm", "RouterBiasMoE", "SharedExperts", "Sublayer",
     "arithmetic_intensity", "count_attention_parameters", "count_flops", "count_moe_flops",
     "count_moe_parameters", "count_parameters", "critical_batch", "decode_bytes", "decode_flops",
-    "discrepancies", "experts_read", "fast",
+    "discrepancies", "expected_flops", "experts_read", "fast",
     "fit", "gelu", "gelu_grad", "get_model", "largest_d_ff", "llama_d_ff",
     "mean_squared_error", "quantize_absmax", "quantize_blocks", "relu", "relu2", "relu2_grad",
     "relu_grad", "round_to_e2m1", "round_to_e4m3", "routing", "saved_per_token", "silu",
-    "silu_grad", "sort_by_expert", "split_gate_up",
+    "silu_grad", "sort_by_expert", "split_gate_up", "token_flops",
 ]

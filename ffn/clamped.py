@@ -1,4 +1,5 @@
-"""gpt-oss's expert: a SwiGLU whose gate and up branches are clamped, with biases everywhere."""
+"""gpt-oss's expert: a SwiGLU whose gate and up branches are clamped, with biases everywhere;
+DeepSeek-V4's clamped SwiGLU is the same block with another slope, shift and limit."""
 
 from __future__ import annotations
 
@@ -31,12 +32,14 @@ def split_gate_up(gate_up: object, name: str = "gate_up") -> tuple[FloatArray, F
 
 
 class ClampedSwiGLU(GatedFeedForward):
-    """gpt-oss's expert: ``y = (g * sigmoid(alpha * g) * (u + 1)) @ W2 + b2`` on every row.
+    """gpt-oss's expert: ``y = (g * sigmoid(alpha * g) * (u + up_shift)) @ W2 + b2`` a row.
 
     ``g = min(x @ W + b, limit)`` and ``u = clip(x @ V + c, -limit, limit)``: the gate is
-    clamped from above only, the up branch on both sides, and 1 is added to it. Where a clamp
-    is flat the backward pass sends no gradient (at the limit itself it does, as
-    ``torch.clamp`` does). The defaults are gpt-oss's ``alpha = 1.702`` and ``limit = 7``.
+    clamped from above only, the up branch on both sides, and ``up_shift`` is added to it.
+    Where a clamp is flat the backward pass sends no gradient (at the limit itself it does,
+    as ``torch.clamp`` does). The defaults are gpt-oss's ``alpha = 1.702``, ``limit = 7`` and
+    ``up_shift = 1``; ``deepseek_v4`` builds DeepSeek-V4's, ``silu(g) * u`` with ``limit =
+    10``: ``alpha = 1`` (``g * sigmoid(g)`` is ``silu(g)``) and ``up_shift = 0``.
 
     Args:
         W: gate matrix ``(d_model, d_ff)``.
@@ -49,15 +52,19 @@ class ClampedSwiGLU(GatedFeedForward):
             is never rounded to a float32 layer's dtype (where 1e-50 would be 0 and 1e39
             inf), ``alpha * g`` and the sigmoid are formed in float64 and rounded once.
         limit: the clamp, a float > 0 (``inf``: no clamp).
+        up_shift: added to the clamped up branch, a finite float (gpt-oss 1, DeepSeek-V4 0).
 
     Raises:
         TypeError, ValueError: as for ``ffn.GatedFeedForward``, or for a bad alpha or limit.
     """
 
     def __init__(self, W: object, V: object, W2: object, b: object = None, c: object = None,
-                 b2: object = None, alpha: float = 1.702, limit: float = 7.0) -> None:
+                 b2: object = None, alpha: float = 1.702, limit: float = 7.0,
+                 up_shift: float = 1.0) -> None:
         self.alpha = check.real(alpha, "alpha", 0.0, np.inf, high_open=True, low_open=True)
         self.limit = check.real(limit, "limit", 0.0, np.inf, high_open=False, low_open=True)
+        self.up_shift = check.real(up_shift, "up_shift", -np.inf, np.inf, high_open=True,
+                                   low_open=True)
         given = {"W": W, "V": V, "W2": W2, "b": b, "c": c, "b2": b2}
         w, size = check.params(given, AXES, ("b", "c", "b2"))
         Layer.__init__(self, check.shared_dtype(w), size["d_model"], size["d_model"], "d_model",
@@ -86,18 +93,26 @@ class ClampedSwiGLU(GatedFeedForward):
         return cls(W, V, W2, b, c, b2, alpha=alpha, limit=limit)
 
     @classmethod
+    def deepseek_v4(cls, W: object, V: object, W2: object, limit: float = 10.0) -> ClampedSwiGLU:
+        """DeepSeek-V4's expert and shared expert, ``silu(min(g, limit)) * clip(u, -limit,
+        limit)`` then ``W2``, no biases: transformers' ``DeepseekV4Experts._apply_gate`` with
+        ``swiglu_limit = 10`` (its config's default)."""
+        return cls(W, V, W2, alpha=1.0, limit=limit, up_shift=0.0)
+
+    @classmethod
     def random(cls, d_model: int, d_ff: int, variant: str = "clamped_swiglu",
                seed: int | np.integer[Any] | None = 0, dtype: DTypeLike = np.float64,
-               bias: bool = True) -> ClampedSwiGLU:
+               bias: bool = True, **clamp: float) -> ClampedSwiGLU:
         """Random ``W``, ``V``, ``W2`` (drawn in that order); biases (zeros) unless ``bias=False``.
         ``variant`` is there for the signature of ``GatedFeedForward.random``: only
-        ``"clamped_swiglu"``."""
+        ``"clamped_swiglu"``; ``clamp``: ``alpha``, ``limit``, ``up_shift`` (gpt-oss's
+        unless given)."""
         d_model, d_ff = check.widths(d_model, d_ff)
         check.choice(variant, "variant", ("clamped_swiglu",))
         W, V, W2 = random_weights(seed, dtype, (d_model, d_ff), (d_model, d_ff), (d_ff, d_model))
         b, c, b2 = (np.zeros(n, W.dtype) if check.boolean(bias, "bias") else None
                     for n in (d_ff, d_ff, d_model))
-        return cls(W, V, W2, b, c, b2)
+        return cls(W, V, W2, b, c, b2, **clamp)
 
     @forward_pass
     @quiet
@@ -112,7 +127,7 @@ class ClampedSwiGLU(GatedFeedForward):
         u = np.clip(up_pre, -limit, limit)  # (N, d_ff)
         s = sigmoid(self._slope_times(g)).astype(self.dtype)  # (N, d_ff): sigmoid(alpha * g)
         gate = g * s  # (N, d_ff)
-        up = u + 1  # (N, d_ff): the "extra bias of 1" of gpt-oss's swiglu
+        up = u + self.dtype.type(self.up_shift)  # (N, d_ff): gpt-oss's "extra bias of 1"
         h = gate * up  # (N, d_ff)
         y = h @ self.W2 + b2  # (N, d_model)
         self._save_for_backward(x, gate_pre, up_pre, gate, up, h)
@@ -144,7 +159,7 @@ class ClampedSwiGLU(GatedFeedForward):
     @one_thread
     def forward_trace(self, x: object) -> GatedFeedForwardTrace:
         """Like ``forward``, but return every intermediate array: ``gate_pre`` and ``up`` are
-        ``x @ W + b`` and ``clip(x @ V + c) + 1``, ``gate`` is ``g * sigmoid(alpha * g)``."""
+        ``x @ W + b`` and ``clip(x @ V + c) + up_shift``, ``gate`` is ``g * sigmoid(alpha * g)``."""
         y = self.forward(x)
         x2, gate_pre, _, gate, up, h = self._saved_views()
         return GatedFeedForwardTrace(x=x2, gate_pre=gate_pre, gate=gate, up=up, h=h, y=y)
@@ -154,5 +169,6 @@ class ClampedSwiGLU(GatedFeedForward):
         return self.alpha * g.astype(np.float64)
 
     def __repr__(self) -> str:
+        shift = "" if self.up_shift == 1.0 else f"up_shift={self.up_shift!r}, "  # gpt-oss's: 1
         return (f"ClampedSwiGLU(d_model={self.d_model}, d_ff={self.d_ff}, alpha={self.alpha!r}, "
-                f"limit={self.limit!r}, bias={self._bias()!r}, dtype={self.dtype})")
+                f"limit={self.limit!r}, {shift}bias={self._bias()!r}, dtype={self.dtype})")

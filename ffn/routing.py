@@ -1,11 +1,13 @@
 """A mixture of experts' routing, as functions of the logits ``x @ router`` ``(N, n_experts)``.
 
 ``route`` is the whole rule; its steps are public so a chapter, a widget or a test can call one:
-``scores`` (softmax or sigmoid), ``choice`` (the scores plus DeepSeek-V3's choice bias, or the
-logits), ``top_k`` (among the best groups, if any), ``renormalize`` (the chosen scores,
-renormalised or not) and the ``scale``; ``sort_by_expert`` lines the chosen pairs up by
-expert, and ``load_balancing_loss`` measures how evenly they spread. ``route_backward``
-carries ``dL/dweights`` back to ``dL/dlogits``; the choice itself has no gradient. A new
+``scores`` (softmax, sigmoid or DeepSeek-V4's ``sqrt(softplus)``), ``choice`` (the scores plus
+DeepSeek-V3's choice bias, or the logits), ``top_k`` (among the best groups, if any),
+``renormalize`` (the chosen scores, renormalised or not) and the ``scale``; ``hash_route`` is
+DeepSeek-V4's other rule, the experts read from a token-id table and weighed by the scores;
+``sort_by_expert`` lines the chosen pairs up by expert, and ``load_balancing_loss`` measures how
+evenly they spread. ``route_backward`` carries ``dL/dweights`` back to ``dL/dlogits``; the
+choice itself has no gradient. A new
 router is a new step here and an option of ``MixtureOfExperts``, not a new class.
 """
 
@@ -18,11 +20,13 @@ import numpy as np
 from ffn import _validate as check
 from ffn._validate import FloatArray
 
-__all__ = ["SCORES", "Route", "check_groups", "check_top_k", "choice", "expert_vector",
-           "load_balancing_backward", "load_balancing_loss", "log_scores", "renormalize", "route",
+__all__ = ["SCORES", "Route", "check_groups", "check_logits", "check_table", "check_token_ids",
+           "check_top_k", "choice", "expert_vector", "hash_route", "load_balancing_backward",
+           "load_balancing_loss", "log_score_slope", "log_scores", "renormalize", "route",
            "route_backward", "scores", "softmax", "sort_by_expert", "top_k"]
 
-SCORES = ("softmax", "sigmoid")  # how a router turns logits into scores
+SCORES = ("softmax", "sigmoid", "sqrtsoftplus")  # how a router turns logits into scores
+TINY = -30.0  # below it softplus(z) is exp(z) to 1e-13: log softplus(z) = z, its slope 1
 
 
 class Route(NamedTuple):
@@ -42,16 +46,35 @@ def softmax(z: FloatArray) -> FloatArray:
 
 
 def scores(logits: FloatArray, score: str) -> FloatArray:
-    """``p``: ``softmax(logits)`` (Mixtral) or ``sigmoid(logits)`` (DeepSeek-V3), a row each."""
+    """``p``: ``softmax(logits)`` (Mixtral), ``sigmoid(logits)`` (DeepSeek-V3) or
+    ``sqrt(softplus(logits))`` (DeepSeek-V4), a row each."""
     with np.errstate(over="ignore"):  # exp(710) = inf gives a sigmoid of 0, as it should
+        if score == "sqrtsoftplus":
+            return np.sqrt(np.logaddexp(0.0, logits))
         p: FloatArray = softmax(logits) if score == "softmax" else 1.0 / (1.0 + np.exp(-logits))
     return p
 
 
 def log_scores(logits: FloatArray, score: str) -> FloatArray:
-    """``log p`` up to a constant a row, finite: the logits (softmax) or ``log sigmoid``."""
+    """``log p`` up to a constant a row, finite: the logits (softmax), ``log sigmoid``, or
+    ``log softplus / 2`` (``z / 2`` below -30, where softplus would underflow)."""
+    if score == "sqrtsoftplus":
+        with np.errstate(divide="ignore"):  # the branch np.where drops may take log 0
+            return np.where(logits < TINY, logits, np.log(np.logaddexp(0.0, logits))) / 2
     out: FloatArray = logits if score == "softmax" else -np.logaddexp(0.0, -logits)
     return out
+
+
+def log_score_slope(logits: FloatArray, p: FloatArray, score: str) -> FloatArray:
+    """``d log p / d logits`` elementwise: 1 (softmax, less its row's constant), ``1 - p``
+    (sigmoid) or ``sigmoid(z) / (2 softplus(z))`` (sqrtsoftplus: 1/2 below -30)."""
+    if score == "softmax":
+        return np.ones_like(p)
+    if score == "sigmoid":
+        return 1.0 - p
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope = 1.0 / (1.0 + np.exp(-logits)) / (2.0 * p * p)  # p^2 = softplus(z)
+        return np.where(logits < TINY, 0.5, slope)
 
 
 def choice(logits: FloatArray, p: FloatArray, bias: FloatArray | None = None) -> FloatArray:
@@ -110,12 +133,7 @@ def route(logits: FloatArray, k: int, *, score: str = "softmax", bias: object = 
     """Scores, chosen experts and weights for rows' logits ``(N, n_experts)``, each argument
     checked. A row with a NaN choice gets NaN weights: which experts it would choose is unknown
     (argsort would put the NaN last and choose by index)."""
-    if not isinstance(logits, np.ndarray) or logits.ndim != 2 or not np.issubdtype(
-            logits.dtype, np.floating):
-        got = (f"shape {logits.shape} and dtype {logits.dtype}"
-               if isinstance(logits, np.ndarray) else check.describe(logits))
-        raise TypeError(f"logits must be a 2-D float array (N, n_experts), got {got}")
-    n_experts = logits.shape[1]
+    n_experts = check_logits(logits)
     k = check_top_k(k, n_experts)
     score = check.choice(score, "score", SCORES)
     choice_bias = None if bias is None else expert_vector(bias, "bias", n_experts, logits.dtype)
@@ -133,26 +151,96 @@ def route(logits: FloatArray, k: int, *, score: str = "softmax", bias: object = 
         return Route(p, chosen, share, scale * share)
 
 
-def route_backward(p: FloatArray, chosen: np.ndarray, share: FloatArray,
+def check_logits(logits: object) -> int:
+    """``logits`` checked to be a 2-D float array ``(N, n_experts)``; returns ``n_experts``."""
+    if not isinstance(logits, np.ndarray) or logits.ndim != 2 or not np.issubdtype(
+            logits.dtype, np.floating):
+        got = (f"shape {logits.shape} and dtype {logits.dtype}"
+               if isinstance(logits, np.ndarray) else check.describe(logits))
+        raise TypeError(f"logits must be a 2-D float array (N, n_experts), got {got}")
+    return int(logits.shape[1])
+
+
+def hash_route(logits: FloatArray, table: object, token_ids: object, *,
+               score: str = "sqrtsoftplus", normalize: bool = True, scale: float = 1.0) -> Route:
+    """DeepSeek-V4's hash routing of rows' logits ``(N, n_experts)``: row ``n`` takes the
+    experts ``table[token_ids[n]]`` ``(N, top_k)``, whatever its logits; they weigh them as
+    ``route`` does (their ``p``, renormalised with ``normalize``, times ``scale``), each
+    argument checked (a row of ``table`` may repeat an expert here, as in transformers'
+    gather; ``MixtureOfExperts`` refuses that). The choice has no gradient, the weights do
+    (through the logits)."""
+    n_experts = check_logits(logits)
+    table = check_table(table, n_experts, distinct=False)
+    ids = check_token_ids(token_ids, (len(logits),), len(table))
+    score = check.choice(score, "score", SCORES)
+    normalize = check.boolean(normalize, "normalize")
+    scale = check.real(scale, "scale", 0.0, 1e6, high_open=False, low_open=True)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        p = scores(logits, score)  # (N, n_experts)
+        chosen = table[ids]  # (N, top_k): a lookup, not a comparison of scores
+        share = renormalize(p, log_scores(logits, score), chosen, normalize)  # (N, top_k)
+        return Route(p, chosen, share, scale * share)
+
+
+def check_table(table: object, n_experts: int, distinct: bool = True) -> np.ndarray:
+    """``table`` as a read-only ``(vocab_size, top_k)`` integer array of experts in
+    ``[0, n_experts)``, each row's distinct with ``distinct`` (a layer's dispatch adds an
+    expert's output once a row)."""
+    if not isinstance(table, np.ndarray) or table.ndim != 2 or not np.issubdtype(
+            table.dtype, np.integer) or 0 in table.shape:
+        got = (f"shape {table.shape} and dtype {table.dtype}" if isinstance(table, np.ndarray)
+               else check.describe(table))
+        raise TypeError(f"table must be a non-empty 2-D integer array (vocab_size, top_k), a "
+                        f"token's experts a row, got {got}")
+    if table.min() < 0 or table.max() >= n_experts:
+        raise ValueError(f"table must hold experts in [0, {n_experts - 1}], got values in "
+                         f"[{table.min()}, {table.max()}]")
+    if distinct and (repeats := np.any(np.diff(np.sort(table, axis=-1), axis=-1) == 0,
+                                       axis=-1)).any():  # (vocab_size,): a row's repeats
+        raise ValueError(f"table row {int(np.argmax(repeats))} names one expert twice: a "
+                         "token's experts must be distinct")
+    out = np.array(table, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+def check_token_ids(token_ids: object, lead: tuple[int, ...], vocab_size: int) -> np.ndarray:
+    """``token_ids`` checked to be integers in ``[0, vocab_size)`` of shape ``lead`` (``x``'s
+    leading axes), flattened to ``(N,)``."""
+    if token_ids is None:
+        raise TypeError("this layer routes by a token-id table: pass token_ids, one id per row "
+                        f"of x (shape {lead})")
+    ids = np.asarray(token_ids)
+    if not np.issubdtype(ids.dtype, np.integer) or ids.shape != lead:
+        raise TypeError(f"token_ids must be integers of shape {lead} (x's leading axes), got "
+                        f"shape {ids.shape} and dtype {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(f"token_ids must lie in [0, {vocab_size - 1}] (the table's rows), got "
+                         f"values in [{ids.min()}, {ids.max()}]")
+    return ids.reshape(-1)
+
+
+def route_backward(logits: FloatArray, p: FloatArray, chosen: np.ndarray, share: FloatArray,
                    dweights: FloatArray, *, score: str = "softmax", normalize: bool = True,
                    scale: float = 1.0) -> FloatArray:
-    """``dL/dlogits`` ``(N, n_experts)`` from ``dL/dweights`` ``(N, top_k)``, for ``route``'s
-    ``p``, ``chosen`` and ``share``; the unchosen, and a choice bias, get none."""
+    """``dL/dlogits`` ``(N, n_experts)`` from ``dL/dweights`` ``(N, top_k)``, for the logits
+    and ``route``'s (or ``hash_route``'s) ``p``, ``chosen`` and ``share``; the unchosen, a
+    choice bias and a table get none."""
     with np.errstate(over="ignore", invalid="ignore"):
         row = np.arange(len(p))[:, None]  # (N, 1), pairs with `chosen` to index p
+        slope = log_score_slope(logits, p, score)  # (N, n_experts)
         dshare = scale * dweights  # (N, top_k): weights = scale * share
         dlogits = np.zeros_like(p)  # (N, n_experts)
         if normalize:  # share = softmax(log p of the chosen): softmax's chain rule
             dlog_p = share * (dshare - np.sum(dshare * share, axis=-1, keepdims=True))
-            # log p is the logits less a constant (softmax) or log sigmoid, whose slope is 1 - p
-            dlogits[row, chosen] = dlog_p if score == "softmax" else \
-                dlog_p * (1.0 - p[row, chosen])
+            # log p is the logits less a constant (softmax), log sigmoid or log softplus / 2
+            dlogits[row, chosen] = dlog_p * slope[row, chosen]
         else:  # share = the chosen p
             dlogits[row, chosen] = dshare
             if score == "softmax":  # softmax's chain rule
                 dlogits = p * (dlogits - np.sum(dlogits * p, axis=-1, keepdims=True))
             else:
-                dlogits = dlogits * p * (1.0 - p)  # sigmoid's derivative
+                dlogits = dlogits * p * slope  # dp/dz = p * d log p / dz, elementwise
         return dlogits
 
 
@@ -162,7 +250,8 @@ def load_balancing_loss(logits: FloatArray, chosen: np.ndarray, score: str) -> f
 
     ``n_experts * sum_i f_i * P_i``: ``f_i`` the share of rows choosing expert ``i`` (summing
     to ``top_k``), ``P_i`` the mean score ``p_i``; ``top_k`` when both are even. Sigmoid scores
-    are first divided by their sum in each row (DeepSeek-V3's Equation 19), as a softmax of
+    (and sqrtsoftplus) scores are first divided by their sum in each row (DeepSeek-V3's
+    Equation 19), as a softmax of
     ``log p``: no 0 / 0.
     """
     n_experts = logits.shape[-1]
@@ -183,9 +272,10 @@ def load_balancing_backward(logits: FloatArray, chosen: np.ndarray, score: str) 
         p = scores(logits, score)  # (N, n_experts)
         if score == "softmax":  # q = p
             dlogits: FloatArray = p * (g - np.sum(p * g, axis=-1, keepdims=True))
-        else:  # q = p / sum(p) = softmax(log sigmoid(logits)), d log sigmoid = 1 - p
+        else:  # q = p / sum(p) = softmax(log p), d log p / dz = log_score_slope
             q = softmax(log_scores(logits, score))  # (N, n_experts)
-            dlogits = q * (g - np.sum(g * q, axis=-1, keepdims=True)) * (1.0 - p)
+            dlogits = (q * (g - np.sum(g * q, axis=-1, keepdims=True))
+                       * log_score_slope(logits, p, score))
     return dlogits
 
 

@@ -7,8 +7,9 @@ around a `<picture>`:
 
 - a plot drawn narrow too (`STEM-narrow.svg`, scripts/figures) gets a `<source>` for screens up
   to NARROW_MEDIA: a phone downloads and shows the narrow drawing, a laptop the wide one;
-- a hand-laid diagram has no narrow drawing: it is never shown narrower than the width at
-  which its smallest text is MIN_PX CSS px, in a box that scrolls sideways, with a cue;
+- a diagram drawn narrow too (its module's NARROW_FIGURES) gets the same `<source>`;
+- a diagram with no narrow drawing is never shown narrower than the width at which its
+  smallest text is MIN_PX CSS px, in a box that scrolls sideways, with a cue;
 - `loading="lazy"`: Chromium does not fetch a lazy image that is not displayed, so a page
   downloads the figures of the reader's scheme only (the other's come if the reader toggles);
 - width and height from the SVG, so the page does not shift when a figure arrives.

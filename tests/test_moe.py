@@ -515,7 +515,8 @@ def test_sigmoid_load_balancing_loss_against_a_loop() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "exception", "message"), [
-    ({"score": "relu"}, ValueError, "unknown score 'relu'; valid: 'softmax', 'sigmoid'"),
+    ({"score": "relu"}, ValueError,
+     "unknown score 'relu'; valid: 'softmax', 'sigmoid', 'sqrtsoftplus'"),
     ({"bias": np.zeros(3)}, ValueError,
      "bias must be 1-D with shape (n_experts,) = (4,), got shape (3,)"),
     ({"bias": np.zeros((1, 4))}, ValueError,

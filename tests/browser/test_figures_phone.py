@@ -1,7 +1,8 @@
 """Figures a phone can read (issue 41): on every page, at 390x844 and at 1366x900, in both
 colour schemes, every figure's smallest text is at least 11 CSS px (tooling/figure_text.py
-measures it); a page fetches only the figures of its scheme and width; and a figure opens
-large on a click and on Enter, and closes with Escape (hooks/figures.py, mkdocs-glightbox)."""
+measures it); only the diagrams not yet drawn narrow scroll sideways on a phone; a page
+fetches only the figures of its scheme and width; and a figure opens large on a click and on
+Enter, and closes with Escape (hooks/figures.py, mkdocs-glightbox)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ PLACED = sum(len(re.findall(r"\]\(figures/[\w-]+\.svg#only-light\)", text))
              for text in sitetools.markdown_sources().values())
 VISIBLE_LINKS_JS = """[...document.querySelectorAll("article a.ffn-figure__open")]
   .filter(a => a.checkVisibility()).length"""
+# The figures shown in a box that scrolls sideways, by file stem.
+SCROLLING_JS = """[...document.querySelectorAll("article .ffn-figure__scroll")]
+  .filter(box => box.checkVisibility() && box.scrollWidth > box.clientWidth)
+  .map(box => box.querySelector("img").getAttribute("src").match(/([\\w-]+)\\.svg/)[1])"""
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -46,6 +51,26 @@ def test_every_figure_text_is_large_enough(site: Site, browser: Browser, size: s
     small = [f.line() for f in found if f.smallest is None or f.smallest < figure_text.MIN_PX]
     assert not small, (f"figure text under {figure_text.MIN_PX} CSS px at {size} "
                        f"({scheme}):\n" + "\n".join(small))
+
+
+@pytest.mark.parametrize("size", [name for name, _ in figure_text.SIZES])
+def test_no_figure_scrolls_sideways(site: Site, browser: Browser, size: str) -> None:
+    """Every diagram has a narrow drawing (scripts/figures NARROW_FIGURES) and its wide one fits
+    the laptop column, so no figure's box scrolls sideways at either size (issue 41: a layout
+    for narrow screens, not a scroll box). The test names each figure that does, by page."""
+    context = browser.new_context(viewport=dict(figure_text.SIZES)[size],  # type: ignore[arg-type]
+                                  color_scheme="light")
+    scrolling: dict[str, set[str]] = {}
+    try:
+        page = context.new_page()
+        for url in site.pages:
+            page.goto(site.base_url + url, wait_until="load")
+            for stem in page.evaluate(SCROLLING_JS):
+                scrolling.setdefault(stem, set()).add(f"/{url}")
+    finally:
+        context.close()
+    assert not scrolling, f"figures scrolling sideways at {size}: " + ", ".join(
+        f"{stem} on {sorted(urls)}" for stem, urls in sorted(scrolling.items()))
 
 
 @pytest.mark.parametrize("size", [name for name, _ in figure_text.SIZES])

@@ -8,7 +8,8 @@ import {
   checkBoolean, checkChoice, checkReal, checkTopK, checkVector,
 } from "../_shared/check.js";
 
-export const ROUTER_SCORES = ["softmax", "sigmoid"];  // ffn.routing.SCORES
+// ffn.routing.SCORES, less DeepSeek-V4's "sqrtsoftplus" (not in this widget)
+export const ROUTER_SCORES = ["softmax", "sigmoid"];
 const TINY = 1e-280;  // a score this small may have lost bits to underflow (normal: 2.2e-308)
 
 /** One token's logits, checked: a non-empty array of real numbers (NaN and infinities pass,
