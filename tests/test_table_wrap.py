@@ -63,7 +63,8 @@ def rules(css: str) -> list[Rule]:
 
 
 def test_markdown_tables_are_written_in_materials_wrapper() -> None:
-    text = "| a | b |\n|---|---|\n| 1 | 2 |\n\nafter\n\n!!! note\n\n    | c |\n    |---|\n    | 3 |\n"
+    text = ("| a | b |\n|---|---|\n| 1 | 2 |\n\nafter\n\n"
+            "!!! note\n\n    | c |\n    |---|\n    | 3 |\n")
     html = markdown.markdown(text, extensions=["tables", "admonition", tables.makeExtension()])
     wrapped = ('<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
                '<table class="ffn-plain">')
