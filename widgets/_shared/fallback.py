@@ -8,6 +8,8 @@ import html
 import json
 from collections.abc import Sequence
 
+from ffn_docs.tables import CSS_CLASS  # Material's wrapper written here too, not at load
+
 
 def region(caption: str, table_body: str, css_class: str = "") -> str:
     """A table (``caption``: its caption as HTML; ``table_body``: its thead and tbodies) in a
@@ -17,12 +19,15 @@ def region(caption: str, table_body: str, css_class: str = "") -> str:
     can make the scroller focusable when it overflows (overrides/main.html does that for the
     pages' own tables), so it is a region a keyboard user can tab to and scroll (axe-core:
     scrollable-region-focusable). The caption's id comes from its text: unique on the print
-    page, which holds every widget's table.
+    page, which holds every widget's table. Inside it, the table sits in Material's scroll
+    wrapper already, as ffn_docs.tables writes the pages' own tables (it says why).
     """
     caption_id = "ffn-table-" + hashlib.sha256(caption.encode()).hexdigest()[:12]
     return (f'<div class="{" ".join(["ffn-table", css_class]).strip()}" tabindex="0" '
-            f'role="region" aria-labelledby="{caption_id}"><table>'
-            f'<caption id="{caption_id}">{caption}</caption>{table_body}</table></div>')
+            f'role="region" aria-labelledby="{caption_id}">'
+            f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
+            f'<table class="{CSS_CLASS}"><caption id="{caption_id}">{caption}</caption>'
+            f'{table_body}</table></div></div></div>')
 
 
 def table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
