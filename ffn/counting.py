@@ -170,23 +170,28 @@ def count_attention_parameters(d_model: int, bias: bool = True, kv_dim: int | No
 
 def head_attention_parameters(d_model: int, n_heads: int, n_kv_heads: int, head_dim: int,
                               bias: bool = False, sinks: bool = False, qk_norm: bool = False,
-                              output_gate: bool = False) -> int:
+                              output_gate: bool = False, k_eq_v: bool = False) -> int:
     """One attention sublayer whose heads are not ``d_model`` wide together (gpt-oss, Qwen3).
 
     Q is ``(d_model, n_heads * head_dim)``, K and V ``(d_model, n_kv_heads * head_dim)``, O
     back to ``d_model``; ``bias``: all four have biases (gpt-oss); ``sinks``: one learned
     logit per head (gpt-oss's attention sinks); ``qk_norm``: an RMSNorm scale of ``head_dim``
     on queries and one on keys (Qwen3); ``output_gate``: Q is twice as wide, its second half a
-    sigmoid gate on the heads' output (Qwen3-Next's gated attention). The sizes are positive
-    ints, the flags bools (a TypeError or ValueError naming the argument otherwise).
+    sigmoid gate on the heads' output (Qwen3-Next's gated attention); ``k_eq_v``: the keys
+    are the values too, so there is no V projection (Gemma 4's full-attention layers). The
+    sizes are positive ints, the flags bools (a TypeError or ValueError naming the argument
+    otherwise).
     """
     d_model, n_heads, n_kv_heads, head_dim = _counts(d_model=d_model, n_heads=n_heads,
                                                      n_kv_heads=n_kv_heads, head_dim=head_dim)
-    bias, sinks, qk_norm, output_gate = (check.boolean(v, k) for k, v in (
-        ("bias", bias), ("sinks", sinks), ("qk_norm", qk_norm), ("output_gate", output_gate)))
+    bias, sinks, qk_norm, output_gate, k_eq_v = (check.boolean(v, k) for k, v in (
+        ("bias", bias), ("sinks", sinks), ("qk_norm", qk_norm), ("output_gate", output_gate),
+        ("k_eq_v", k_eq_v)))
     q, kv = n_heads * head_dim, n_kv_heads * head_dim
-    weights = d_model * q * (2 if output_gate else 1) + 2 * d_model * kv + q * d_model
-    biases = q * (2 if output_gate else 1) + 2 * kv + d_model if bias else 0
+    kv_projections = 1 if k_eq_v else 2  # K, and V unless K serves as both
+    weights = (d_model * q * (2 if output_gate else 1) + kv_projections * d_model * kv
+               + q * d_model)
+    biases = q * (2 if output_gate else 1) + kv_projections * kv + d_model if bias else 0
     return weights + biases + (n_heads if sinks else 0) + (2 * head_dim if qk_norm else 0)
 
 
@@ -225,6 +230,76 @@ def gated_deltanet_parameters(d_model: int, n_key_heads: int, n_value_heads: int
     inputs = d_model * (2 * keys + 2 * values) + d_model * 2 * n_value_heads
     conv = (2 * keys + values) * conv_kernel  # one filter per channel, no bias
     return inputs + conv + 2 * n_value_heads + value_dim + values * d_model
+
+
+def compressed_attention_parameters(d_model: int, n_heads: int, head_dim: int, q_rank: int,
+                                    o_groups: int, o_rank: int, compress_rate: int = 0,
+                                    index_heads: int = 0, index_head_dim: int = 0) -> int:
+    """One DeepSeek-V4 attention sublayer, as transformers' ``DeepseekV4Attention`` builds it.
+
+    Every kind has the same core: queries through a low-rank bottleneck (``d_model -> q_rank``,
+    an RMSNorm, ``q_rank -> n_heads * head_dim``); one key-value head of ``head_dim``, read as
+    both key and value, with its RMSNorm; a sink logit per head; and the grouped output
+    projection: the heads split into ``o_groups`` groups, each mapped to ``o_rank``, then all
+    ``o_groups * o_rank`` mixed back to ``d_model``. ``compress_rate`` 0 is a sliding-window
+    layer, nothing more. Otherwise a compressor squeezes every ``compress_rate`` tokens into
+    one key-value entry: a key-value and a gate projection, a learned bias per position in the
+    window, an RMSNorm. With ``index_heads`` (compressed sparse attention, CSA) the compressor
+    keeps two overlapping series, so its projections are twice as wide, and a Lightning
+    Indexer picks the entries each query reads: its own compressor at ``index_head_dim``, a
+    query projection from the query bottleneck, and a weight per indexer head. Without it
+    (heavily compressed attention, HCA) there is no indexer.
+
+    The sizes are positive ints, ``compress_rate``, ``index_heads`` and ``index_head_dim``
+    non-negative, and ``o_groups`` divides ``n_heads * head_dim`` (a TypeError or ValueError
+    naming the argument otherwise); the indexer's two sizes go together and need a
+    compressor.
+    """
+    d, heads, hd, q_rank, groups, o_rank = _counts(
+        d_model=d_model, n_heads=n_heads, head_dim=head_dim, q_rank=q_rank, o_groups=o_groups,
+        o_rank=o_rank)
+    rate, i_heads, i_dim = (check.positive_int(value, name, zero_ok=True) for name, value in (
+        ("compress_rate", compress_rate), ("index_heads", index_heads),
+        ("index_head_dim", index_head_dim)))
+    if heads * hd % groups:
+        raise ValueError(f"o_groups must divide n_heads * head_dim = {heads * hd}, got {groups}")
+    if bool(i_heads) != bool(i_dim):
+        raise ValueError(f"index_heads and index_head_dim go together, got {i_heads} and "
+                         f"{i_dim}")
+    if i_heads and not rate:
+        raise ValueError("an indexer (index_heads) picks compressed entries: give a "
+                         "compress_rate")
+    query = d * q_rank + q_rank + q_rank * heads * hd  # down, norm, up
+    key_value = d * hd + hd  # the one shared head and its norm
+    output = o_rank * heads * hd + groups * o_rank * d  # per group to o_rank, then mixed
+    core = heads + query + key_value + output  # and a sink per head
+    if not rate:
+        return core
+    series = 2 if i_heads else 1  # CSA keeps two overlapping series per token
+    compressor = 2 * d * series * hd + rate * series * hd + hd  # kv and gate, positions, norm
+    indexer = 0
+    if i_heads:
+        indexer = (2 * d * 2 * i_dim + rate * 2 * i_dim + i_dim  # its compressor, as CSA's
+                   + q_rank * i_heads * i_dim + d * i_heads)  # its queries, its head weights
+    return core + compressor + indexer
+
+
+def hyper_connection_parameters(d_model: int, n_streams: int, n_sublayers: int) -> int:
+    """Parameters of DeepSeek-V4's manifold-constrained hyper-connections (mHC).
+
+    The residual stream is ``n_streams`` copies of width ``d_model``. Before each of the
+    ``n_sublayers`` sublayers (attention and FFN, two a layer), one matrix reads all the
+    streams (``n_streams * d_model``) and gives ``n_streams`` weights to collapse them,
+    ``n_streams`` to expand the output, and an ``n_streams x n_streams`` mix, each number with
+    a bias, plus three scales. After the last layer a head collapses the streams once more:
+    ``n_streams`` weights, their biases and one scale. Every argument is a positive int (a
+    TypeError or ValueError naming it otherwise).
+    """
+    d, n, sublayers = _counts(d_model=d_model, n_streams=n_streams, n_sublayers=n_sublayers)
+    mixes = (2 + n) * n  # collapse, expand, and the n x n mix
+    per_sublayer = mixes * n * d + mixes + 3
+    head = n * n * d + n + 1
+    return sublayers * per_sublayer + head
 
 
 def llama4_vision_parameters(d_model: int, n_layers: int, d_ff: int, image_size: int,

@@ -17,14 +17,8 @@ from fractions import Fraction
 
 from ffn import _validate as check
 from ffn.activations import ACTIVATIONS
+from ffn.formats import BYTES_PER_VALUE
 from ffn.model_dims import ModelDims
-
-BYTES_PER_VALUE: dict[str, int | Fraction] = {
-    "float32": 4, "bfloat16": 2, "int8": 1, "e4m3": 1,
-    "mxfp4": Fraction(17, 32),  # 4 bits + an 8-bit scale per 32: 4.25 bits
-    "nvfp4": Fraction(9, 16),  # 4 bits + an 8-bit scale per 16: 4.5 bits (+ 4 bytes a tensor)
-}
-"""Bytes a value of each format takes, block scales included: names for ``bytes_per_value``."""
 
 
 @dataclass(frozen=True)

@@ -81,15 +81,20 @@ class ModelDims:
     # O of width d_model (kv_dim) do not describe it; None: count_attention_parameters
     linear_attention: LinearAttention | None = None  # None: every attention sublayer is softmax
     moe: MoEDims | None = None  # the experts; None: one dense FFN per layer
+    norms_per_layer: int = 2  # norms in each layer (Gemma 4: 4, and 3 more beside its experts)
+    extra_attention: int = 0  # attention parameters beyond attention_per_layer in all the
+    # sublayers, where kinds differ (DeepSeek-V4's compressors, Gemma 4's full layers)
 
     def __post_init__(self) -> None:
         for field in ("name", "source"):
             check.text(getattr(self, field), field)
+        required, zero_ok = ("d_model", "n_layers", "other", "norms_per_layer",
+                             "extra_attention"), ("other", "norms_per_layer", "extra_attention")
         for field in ("d_model", "n_layers", "other", "n_attention", "vocab_size", "n_positions",
-                      "kv_dim", "attention_per_layer"):  # from n_attention on, None: not given
-            value = getattr(self, field)
-            if field in ("d_model", "n_layers", "other") or value is not None:
-                value = check.positive_int(value, field, zero_ok=field == "other")
+                      "kv_dim", "attention_per_layer", "norms_per_layer", "extra_attention"):
+            value = getattr(self, field)  # the optional ones' None: not given
+            if field in required or value is not None:
+                value = check.positive_int(value, field, zero_ok=field in zero_ok)
                 object.__setattr__(self, field, value)  # a Python int: numpy's int64 overflows
         if isinstance(self.d_ff, LlamaWidth):
             self.d_ff.d_ff(self.d_model)  # the rule refuses a width it cannot give (zero, or a
@@ -108,6 +113,12 @@ class ModelDims:
                 self.moe.dense.first > self.n_layers):
             raise ValueError(f"moe.dense.first must be at most n_layers = {self.n_layers}, got "
                              f"{self.moe.dense.first}")
+        if self.extra_attention and self.attention_per_layer is None:
+            raise ValueError("extra_attention adds to a counted sublayer: give "
+                             "attention_per_layer")
+        if self.moe is not None and self.moe.hash_layers > self.moe_layers:
+            raise ValueError(f"moe.hash_layers must be at most the {self.moe_layers} MoE "
+                             f"layers, got {self.moe.hash_layers}")
         if self.linear_attention and self.linear_attention.sublayers > self.attention_sublayers:
             raise ValueError(f"linear_attention.sublayers must be at most the "
                              f"{self.attention_sublayers} attention sublayers, got "
@@ -137,9 +148,11 @@ class ModelDims:
         if self.moe is None:
             return count_parameters(self.d_model, self.resolved_d_ff, self.bias, self.gated)
         used = self.moe.top_k if active else None  # every token uses the router, shared experts
+        # the router scores the zero experts too: a row each (and a bias, with router_bias)
+        zero_rows = self.moe.zero_experts * (self.d_model + (1 if self.moe.router_bias else 0))
         return count_moe_parameters(self.d_model, self.resolved_d_ff, self.moe.n_experts, used,
                                     self.bias, self.gated, self.moe.router_bias
-                                    ) + self.shared_parameters()
+                                    ) + zero_rows + self.shared_parameters()
 
     def expert_parameters(self, biases: bool = True) -> int:
         """Parameters of one routed expert (``biases=False``: its weight matrices alone).
@@ -153,10 +166,10 @@ class ModelDims:
 
     def router_parameters(self) -> int:
         """Parameters of one MoE layer's router (0 without experts): the ``(d_model,
-        n_experts)`` matrix, and its bias with ``router_bias``."""
+        n_experts + zero_experts)`` matrix, and its bias with ``router_bias``."""
         if self.moe is None:
             return 0
-        return router_parameters(self.d_model, self.moe.n_experts, self.moe.router_bias)
+        return router_parameters(self.d_model, self.moe.router_rows, self.moe.router_bias)
 
     def shared_parameters(self) -> int:
         """Parameters of one MoE layer's shared experts and their gate, which every token uses
@@ -200,7 +213,7 @@ class ModelDims:
         """Parameters of all the model's attention sublayers (Q, K, V, O unless given)."""
         per_layer = self.attention_per_layer or count_attention_parameters(
             self.d_model, self.bias, self.kv_dim)
-        total = self.attention_sublayers * per_layer
+        total = self.attention_sublayers * per_layer + self.extra_attention
         if self.linear_attention is None:
             return total
         return total + self.linear_attention.sublayers * (self.linear_attention.per_layer
@@ -223,7 +236,7 @@ class ModelDims:
         per_norm = 2 * d if self.norm == "layer" else d  # gamma and beta, or gamma only
         return {"FFN": self.ffn_parameters(), "attention": self.attention_parameters(),
                 "embeddings": (self.vocab_size + positions) * d,
-                "norms": (2 * self.n_layers + 1) * per_norm,  # + final (BERT: after embeddings)
+                "norms": (self.norms_per_layer * self.n_layers + 1) * per_norm,  # + final
                 "head": 0 if self.tied_head else self.vocab_size * d, "other": self.other}
 
     def total_parameters(self) -> int:
@@ -247,6 +260,8 @@ class ModelDims:
         # the router, top_k experts, and the shared experts and their gate
         per_layer = count_moe_flops(self.d_model, self.resolved_d_ff, self.moe.n_experts,
                                     self.moe.top_k, 1, self.gated, backward)
+        router_zero = 2 * self.d_model * self.moe.zero_experts  # the zero experts' columns
+        per_layer += 3 * router_zero if backward else router_zero
         if self.moe.shared is not None:
             per_layer += shared_expert_flops(self.d_model, self.moe.shared.d_ff, 1, self.gated,
                                              self.moe.shared.gate, backward)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ffn import _validate as check
+from ffn.formats import BYTES_PER_VALUE
 
 
 def _as_int(part: object, field: str, zero_ok: bool = False) -> None:
@@ -57,16 +58,34 @@ class MoEDims:
     shared: SharedExperts | None = None  # None: no shared experts
     router_bias: bool = False  # the router adds a bias, one number per expert (gpt-oss)
     dense: DenseLayers | None = None  # None: every layer is a MoE layer
+    zero_experts: int = 0  # identity experts the router may pick beside the n_experts FFNs
+    # (LongCat-Flash's zero-computation experts): no weights, but a router row each; top_k
+    # counts them, so a token uses at most top_k FFN experts
+    hash_layers: int = 0  # the first MoE layers choose by a fixed token-id table, not by the
+    # router's scores (DeepSeek-V4: 3); the router still weighs the chosen experts, so the
+    # counts do not change
+    expert_format: str | None = None  # the format the release stores the routed experts'
+    # weight matrices in, a name of ffn.formats.BYTES_PER_VALUE (DeepSeek-V4-Flash: 4 bits,
+    # priced as "mxfp4"); None: as the other weights
 
     def __post_init__(self) -> None:
         _as_int(self, "n_experts")
+        _as_int(self, "zero_experts", zero_ok=True)
+        _as_int(self, "hash_layers", zero_ok=True)
         object.__setattr__(self, "top_k", check.top_k(self.top_k, self.n_experts))
         check.boolean(self.router_bias, "router_bias")
+        if self.expert_format is not None:
+            check.choice(self.expert_format, "expert_format", tuple(BYTES_PER_VALUE))
         for field, kind in (("shared", SharedExperts), ("dense", DenseLayers)):
             value = getattr(self, field)
             if value is not None and not isinstance(value, kind):
                 raise TypeError(f"{field} must be a {kind.__name__} or None, got "
                                 f"{check.describe(value)}")
+
+    @property
+    def router_rows(self) -> int:
+        """The experts the router scores: the FFN experts and the zero-computation ones."""
+        return self.n_experts + self.zero_experts
 
     def moe_layers(self, n_layers: int) -> int:
         """How many of ``n_layers`` layers are MoE layers: after the dense ones, one in every

@@ -57,7 +57,7 @@ for await (const line of lines) {
     const result = fn === "__names__" ? Object.keys(lab)
       : ["sizeModel", "sizerNumbers", "breakdown", "breakdownNumbers"].includes(fn)
       // on checked dimensions, as the sizer
-      ? lab[fn](lab.modelDims(decoded[0]), decoded[1])
+      ? lab[fn](lab.modelDims(decoded[0]), ...decoded.slice(1))
       : lab[fn](...decoded);
     reply = {result: encode(result)};
   } catch (error) {

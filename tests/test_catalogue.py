@@ -12,12 +12,12 @@ import re
 import pytest
 
 import ffn
-from ffn.models import ALL_MODELS, CATALOGUE, RECENT_MOE_MODELS, SMOLLM2_135M
+from ffn.models import ALL_MODELS, CATALOGUE, MODELS_2026, RECENT_MOE_MODELS, SMOLLM2_135M
 from tests.test_errors import raises
 
 
 def test_the_catalogue_is_every_model_once_in_the_chapters_order() -> None:
-    models = (*ALL_MODELS, *RECENT_MOE_MODELS, SMOLLM2_135M)
+    models = (*ALL_MODELS, *RECENT_MOE_MODELS, *MODELS_2026, SMOLLM2_135M)
     assert list(CATALOGUE) == [m.name for m in models]
     assert [entry.model for entry in CATALOGUE.values()] == list(models)
     for name, entry in CATALOGUE.items():
@@ -30,8 +30,11 @@ def test_each_year_is_the_one_its_source_cites() -> None:
     """A source citing "Author (YYYY)" dates the model. The others cite a repository and
     commit: LLaMA 2 was released in July 2023, LLaMA 3 in April 2024 (3.1 in July), SmolLM2
     on 1 November 2024 (its report, arXiv 2502.02737, followed in February 2025), and the
-    recent mixtures of experts all in 2025 (Llama 4 on 5 April)."""
-    released = {"LLaMA 2": 2023, "LLaMA 3": 2024, "SmolLM2": 2024}
+    recent mixtures of experts all in 2025 (Llama 4 on 5 April); the models of 2026 in 2026
+    (DeepSeek-V4 on 24 April) but LongCat-Flash, whose report (arXiv 2509.01322) and release
+    came in September 2025."""
+    released = {"LLaMA 2": 2023, "LLaMA 3": 2024, "SmolLM2": 2024, "Qwen3.5": 2026,
+                "Gemma 4": 2026, "DeepSeek-V4": 2026, "LongCat": 2025}
     cited = 0
     for entry in CATALOGUE.values():
         year = re.search(r"\((\d{4})\)", entry.model.source)

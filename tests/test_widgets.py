@@ -130,6 +130,21 @@ def test_every_preset_prints_as_ffn(lab: NodeLab, model: ModelDims, fmt: str) ->
     assert lab.call("sizerNumbers", camel(model), fmt) == sizer_numbers(model, fmt)
 
 
+@pytest.mark.parametrize("model", [m for m in EVERY_MODEL if m.moe is not None],
+                         ids=lambda m: m.name)
+@pytest.mark.parametrize(("fmt", "expert_fmt"), [
+    ("e4m3", "mxfp4"), ("bfloat16", "mxfp4"), ("bfloat16", "nvfp4"), ("float32", "e4m3"),
+    ("mxfp4", "bfloat16"), ("bfloat16", "bfloat16"), (2, 0.53125), ("nvfp4", 1)])
+def test_every_moe_preset_prices_its_experts_apart_as_ffn(lab: NodeLab, model: ModelDims,
+                                                          fmt: str, expert_fmt: str) -> None:
+    # Issue 44: the routed experts' matrices in a format of their own (DeepSeek-V4's 4 bits),
+    # ffn's decode_bytes(expert_bytes_per_value=...), to the last digit the sizer prints.
+    got = lab.call("sizerNumbers", camel(model), fmt, expert_fmt)
+    assert got == sizer_numbers(model, fmt, expert_fmt)
+    if expert_fmt != fmt:  # and the bytes differ from one format for all
+        assert got["bytes"] != sizer_numbers(model, fmt)["bytes"]
+
+
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.name)
 def test_every_preset_breaks_down_as_ffn(lab: NodeLab, model: ModelDims) -> None:
     # "Where the parameters go": every part's count and share as data.py prints ffn's.
@@ -150,7 +165,8 @@ def test_breakdown_parts_are_ffns_whole() -> None:
         expert = (n_in + 1) * d * f + ((n_in * f + d) if model.bias else 0)  # W1 (V), W2, b
         assert parts["experts, idle"] == (
             model.moe_layers * (moe.n_experts - moe.top_k) * expert), model.name
-        assert parts["router"] == model.moe_layers * moe.n_experts * (
+        rows = moe.n_experts + moe.zero_experts  # zero experts: a router row each
+        assert parts["router"] == model.moe_layers * rows * (
             model.d_model + (1 if moe.router_bias else 0)), model.name
         counts = breakdown(model)
         assert counts is not None and sum(counts.values()) == model.total_parameters()

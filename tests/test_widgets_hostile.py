@@ -32,7 +32,7 @@ import pytest
 
 import ffn
 from ffn.activations import FUNCTIONS, gate
-from ffn.models import RECENT_MOE_MODELS
+from ffn.models import MODELS_2026, RECENT_MOE_MODELS
 from tests._node_lab import NodeError, NodeLab
 from tests.test_widgets import JS_GATES, JS_NAMES, expected_size
 from widgets.router import data as widget_router
@@ -281,9 +281,11 @@ LLAMA3 = ffn.get_model("LLaMA-3-8B")
 MIXTRAL = ffn.get_model("Mixtral 8x7B")
 OSS, MAVERICK = ffn.get_model("gpt-oss-120b"), ffn.get_model("Llama 4 Maverick")
 NEXT = ffn.get_model("Qwen3-Next-80B-A3B")
+LONGCAT, V4 = ffn.get_model("LongCat-Flash"), ffn.get_model("DeepSeek-V4-Flash")
 # Their parts as lab.js reads them, to change one field at a time.
 MIX, RULE, OSS_MOE = camel(MIXTRAL)["moe"], camel(LLAMA3)["dFf"], camel(OSS)["moe"]
 MAV_MOE, LINEAR = camel(MAVERICK)["moe"], camel(NEXT)["linearAttention"]
+LONGCAT_MOE, V4_MOE = camel(LONGCAT)["moe"], camel(V4)["moe"]
 
 
 def dims_case(id: str, model: ffn.ModelDims, change: dict[str, Any],
@@ -390,6 +392,34 @@ def model_dims_cases() -> list[LabCase]:
                   {"linearAttention": {**LINEAR, "sublayers": 48}}),
     ]
     cases += [dims_case(m.name, m, {}) for m in RECENT_MOE_MODELS]
+    cases += [  # the fields of the 2026 models: norms_per_layer, extra_attention on the
+        # model; zero_experts, hash_layers in its experts (MoEDims)
+        dims_case("norms_per_layer -1", GPT2, {"normsPerLayer": -1}, "norms_per_layer"),
+        dims_case("norms_per_layer 2.0", GPT2, {"normsPerLayer": 2.0}, "norms_per_layer"),
+        dims_case("zero_experts True", LONGCAT, {"moe": {**LONGCAT_MOE, "zeroExperts": True}},
+                  "zero_experts"),
+        dims_case("zero_experts -1", LONGCAT, {"moe": {**LONGCAT_MOE, "zeroExperts": -1}},
+                  "zero_experts"),
+        dims_case("hash_layers 1.5", V4, {"moe": {**V4_MOE, "hashLayers": 1.5}}, "hash_layers"),
+        dims_case("expert_format 'fp4'", V4, {"moe": {**V4_MOE, "expertFormat": "fp4"}},
+                  "expert_format"),
+        dims_case("expert_format 4", V4, {"moe": {**V4_MOE, "expertFormat": 4}},
+                  "expert_format"),
+        dims_case("hash_layers beyond the MoE layers", V4, {"moe": {**V4_MOE, "hashLayers": 44}},
+                  "hash_layers"),
+        dims_case("extra_attention -1", V4, {"extraAttention": -1}, "extra_attention"),
+        dims_case("extra_attention without attention_per_layer", GPT2, {"extraAttention": 5},
+                  "extra_attention"),
+        dims_case("GPT-2 small, 7 norms a layer", GPT2, {"normsPerLayer": 7}),
+        dims_case("LongCat-Flash, 10**20 zero experts", LONGCAT,
+                  {"moe": {**LONGCAT_MOE, "zeroExperts": 10**20}}),
+        dims_case("LongCat-Flash with a router bias", LONGCAT,
+                  {"moe": {**LONGCAT_MOE, "routerBias": True}}),
+        dims_case("DeepSeek-V4-Flash, no extra attention", V4, {"extraAttention": 0}),
+        dims_case("DeepSeek-V4-Flash, every MoE layer hashed", V4,
+                  {"moe": {**V4_MOE, "hashLayers": 43}}),
+    ]
+    cases += [dims_case(m.name, m, {}) for m in MODELS_2026]
     # bytes per value: the formats by name, exact fractions of a byte for MXFP4 and NVFP4
     cases += [dims_case(f"{m.name} in {f}", m, {}, size=f) for m in (GPT2, MIXTRAL, OSS)
               for f in ("mxfp4", "nvfp4", "e4m3")]

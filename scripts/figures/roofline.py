@@ -1,8 +1,9 @@
 """Figures of docs/inference.md: the H100's roofline, where the FFNs' decode steps sit on it,
-and gpt-oss-120b's prefill against the ridge point.
+and gpt-oss-120b's prefill against the ridge point, beside the newest model's.
 
 The numbers are the page's: ffn.inference on the same models, bfloat16 (2 bytes a value), and
-gpt-oss-120b also as served, its routed experts' matrices in MXFP4 (``expert_bytes_per_value``).
+gpt-oss-120b also as served, its routed experts' matrices in MXFP4 (``expert_bytes_per_value``);
+DeepSeek-V4-Flash as released, FP8 (e4m3) with its routed experts in 4 bits (priced as MXFP4).
 """
 
 from __future__ import annotations
@@ -72,9 +73,14 @@ def roofline() -> Figure:
     return fig
 
 
+NEWEST = "DeepSeek-V4-Flash"
+"""The newest model in ffn.models, drawn beside gpt-oss-120b in the prefill figure."""
+
+
 def prefill() -> Figure:
     """Left: gpt-oss-120b's FFN intensity against the prompt length, in bfloat16 and as
-    served, crossing the ridge point. Right: the experts a prefill touches per layer."""
+    served, and the newest model's as released, crossing the ridge point. Right: the experts
+    a prefill of gpt-oss-120b touches per layer."""
     gpu, oss = H100_SXM, ffn.get_model("gpt-oss-120b")
     assert oss.moe is not None  # a mixture of experts
     n_experts, top_k = oss.moe.n_experts, oss.moe.top_k
@@ -83,19 +89,28 @@ def prefill() -> Figure:
     fg = left.xaxis.label.get_color()
     tokens = np.unique(np.logspace(0, 15, 160, base=2).astype(int))  # 1 to 32768
     narrow = layout() is NARROW
-    curves = (("bfloat16", None, "C1", "o", (-58, -16) if narrow else (6, -14)),
-              ("as served: experts in MXFP4", "mxfp4", "C2", "s",
-               (-62, 7)))  # its label above the ridge line, left of the bfloat16 one's
-    for label, experts, color, marker, offset in curves:
-        left.plot(tokens, [arithmetic_intensity(oss, int(n), expert_bytes_per_value=experts)
-                           for n in tokens], color=color, label=label)
-        n = critical_batch(oss, gpu, expert_bytes_per_value=experts)
-        left.plot([n], [arithmetic_intensity(oss, n, expert_bytes_per_value=experts)], marker,
+    newest = ffn.get_model(NEWEST)
+    newest_experts = newest.moe.expert_format if newest.moe else None  # as released: "mxfp4"
+    # (model, legend, bytes a value, the experts', colour, marker, where N's label goes: None,
+    # in the legend, as the newest model's crossing is next to gpt-oss's as served)
+    curves = ((oss, f"{oss.name}, bfloat16", 2, None, "C1", "o",
+               (-58, -16) if narrow else (6, -14)),
+              (oss, f"{oss.name} as served:\nexperts in MXFP4", 2, "mxfp4", "C2", "s",
+               (-62, 7)),  # its label above the ridge line, left of the bfloat16 one's
+              (newest, f"{NEWEST}: FP8,\nexperts in 4 bits", "e4m3", newest_experts, "C4", "D",
+               None))
+    for model, label, size, experts, color, marker, offset in curves:
+        n = critical_batch(model, gpu, size, experts)
+        left.plot(tokens, [arithmetic_intensity(model, int(t), size, experts)
+                           for t in tokens], color=color,
+                  label=label if offset else f"{label} (N = {n:,})")
+        left.plot([n], [arithmetic_intensity(model, n, size, experts)], marker,
                   color=fg, fillstyle="none")
-        left.annotate(f"N = {n:,}", (n, ridge), xytext=offset, textcoords="offset points",
-                      fontsize=10)
+        if offset:
+            left.annotate(f"N = {n:,}", (n, ridge), xytext=offset, textcoords="offset points",
+                          fontsize=10)
     left.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
-    left.text(1.3, ridge / (3.0 if narrow else 1.8), f"ridge point {ridge:.0f} FLOPs/byte",
+    left.text(1.3, ridge / (6.0 if narrow else 1.8), f"ridge point {ridge:.0f} FLOPs/byte",
               fontsize=10)
     # 1 to 32768, the range drawn; narrow: every other tick, so the labels do not touch
     ticks = [32 ** k for k in range(4)] if narrow else [8 ** k for k in range(6)]
@@ -105,8 +120,10 @@ def prefill() -> Figure:
     left.set_yscale("log")
     left.set_xlabel("prompt tokens N (one prefill)")
     left.set_ylabel("FFN FLOPs per byte")
-    left.set_title(f"{oss.name} on one {gpu.name}", fontsize=10)
-    left.legend(fontsize=10, loc="upper left")
+    left.set_title(f"prefill on one {gpu.name}", fontsize=10)
+    # three long labels: under both panels, where no curve is
+    fig.legend(*left.get_legend_handles_labels(), fontsize=10, loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=1)
 
     touched = [experts_read(n_experts, top_k, int(n)) for n in tokens]
     right.plot(tokens, touched, color="C3")

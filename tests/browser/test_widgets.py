@@ -69,9 +69,15 @@ def shown_parts(widget: Locator) -> dict[str, str] | None:
 
 
 def assert_sizer_shows(widget: Locator, model: ModelDims,
-                       bytes_per_weight: Size = sizer.BYTES_PER_WEIGHT) -> None:
+                       bytes_per_weight: Size = sizer.BYTES_PER_WEIGHT,
+                       expert_bytes: Size | None = None) -> None:
+    """The sizer shows ffn's numbers for `model`; its experts priced at `expert_bytes`, or
+    (None) at the format the preset records for them, which picking it selects."""
+    if expert_bytes is None and model.moe is not None:
+        expert_bytes = model.moe.expert_format
     expect(widget.locator("[data-note]")).not_to_contain_text("Not a model")
-    assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight), model
+    assert shown_sizer(widget) == sizer.sizer_numbers(model, bytes_per_weight,
+                                                      expert_bytes), model
     assert shown_parts(widget) == sizer.breakdown_numbers(model), model
 
 
@@ -167,6 +173,17 @@ def test_sizer_weight_formats(site: Site, new_page: tuple[Page, Recorder]) -> No
         for fmt in sizer.FORMATS:
             formats.select_option(fmt)
             assert_sizer_shows(widget, ffn.get_model(name), fmt)
+    # DeepSeek-V4-Flash as released: FP8 weights, the routed experts in 4 bits (issue 44)
+    widget.get_by_label("Model", exact=True).select_option(label="DeepSeek-V4-Flash")
+    experts = widget.get_by_label("Format of the routed experts' weights")
+    assert experts.input_value() == "mxfp4"  # as released: picking the preset selects it
+    formats.select_option("e4m3")
+    for fmt in ("mxfp4", "nvfp4", "e4m3"):
+        experts.select_option(fmt)
+        assert_sizer_shows(widget, ffn.get_model("DeepSeek-V4-Flash"), "e4m3", fmt)
+    experts.select_option("")  # as the other weights
+    assert_sizer_shows(widget, ffn.get_model("DeepSeek-V4-Flash"), "e4m3", "e4m3")
+    widget.get_by_label("Model", exact=True).select_option(label="GPT-2 small")  # as before
     formats.select_option(sizer.FORMATS[0])
     formats.focus()
     for fmt in sizer.FORMATS[1:]:  # arrow keys walk the options in ffn's order

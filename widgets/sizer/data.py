@@ -16,11 +16,11 @@ from pathlib import Path
 
 import ffn
 from ffn.inference import BYTES_PER_VALUE, Size
-from ffn.models import ALL_MODELS, RECENT_MOE_MODELS, ModelDims
+from ffn.models import ALL_MODELS, MODELS_2026, RECENT_MOE_MODELS, ModelDims
 from scripts.figures.palette import PART_COLORS, scheme_colors
 from widgets._shared import fallback
 
-PRESETS: tuple[ModelDims, ...] = (*ALL_MODELS, *RECENT_MOE_MODELS)
+PRESETS: tuple[ModelDims, ...] = (*ALL_MODELS, *RECENT_MOE_MODELS, *MODELS_2026)
 """Every model ffn.get_model knows, in its order: the sizer's <select>."""
 
 BYTES_PER_WEIGHT = "bfloat16"  # the fallback table's format; the widget offers every one
@@ -126,11 +126,13 @@ def fields_js() -> str:
             "export const FIELDS = {\n" + "\n".join(out) + "\n};\n")
 
 
-def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT) -> dict[str, str]:
+def sizer_numbers(model: ModelDims, bytes_per_weight: Size = BYTES_PER_WEIGHT,
+                  expert_bytes: Size | None = None) -> dict[str, str]:
     """What the sizer shows for a model, as strings: the chapters' formats (``bytes_per_weight``:
-    a format's name or a number, as ``ffn.decode_bytes`` takes it)."""
+    a format's name or a number, as ``ffn.decode_bytes`` takes it; ``expert_bytes``: its
+    ``expert_bytes_per_value``, the routed experts' matrices alone, None: the same)."""
     moe = model.moe is not None
-    size = ffn.decode_bytes(model, 1, bytes_per_weight)
+    size = ffn.decode_bytes(model, 1, bytes_per_weight, expert_bytes_per_value=expert_bytes)
     return {
         "dFf": f"{model.resolved_d_ff}",
         "perLayer": f"{model.ffn_parameters_per_layer():,}",

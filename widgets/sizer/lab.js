@@ -82,14 +82,16 @@ export function countMoeFlops(dModel, dFf, nExperts, topK, nTokens = 1n, gated =
 // ModelDims and its parts: each one's fields, defaults and the fields that hold a part are
 // fields.js's, generated from the dataclasses. A model is their nested form: d_ff a BigInt or
 // a LlamaWidth's {multipleOf, ffnDimMultiplier}; moe null or {nExperts, topK, shared: null or
-// {dFf, gate}, routerBias, dense: null or {first, dFf, moeEvery}}; linearAttention null or
-// {sublayers, perLayer}.
+// {dFf, gate}, routerBias, dense: null or {first, dFf, moeEvery}, zeroExperts, hashLayers,
+// expertFormat: null or a format's name};
+// linearAttention null or {sublayers, perLayer}.
 const NORMS = ["layer", "rms"];  // ModelDims.norm: LayerNorm (scale and shift) or RMSNorm
 // The int fields of ModelDims in the order its __post_init__ checks them: [field, zero ok];
 // one whose default is null may be null.
 const INT_FIELDS = [
   ["dModel", false], ["nLayers", false], ["other", true], ["nAttention", false],
   ["vocabSize", false], ["nPositions", false], ["kvDim", false], ["attentionPerLayer", false],
+  ["normsPerLayer", true], ["extraAttention", true],
 ];
 
 /** `m`'s fields of the dataclass `cls` (fields.js's name), a field left out or undefined at
@@ -128,8 +130,12 @@ const CHECK_PART = {
     }
   },
   MoEDims(d) {
-    checkTopK(d.topK, checkPositiveInt(d.nExperts, "n_experts"));
+    checkPositiveInt(d.nExperts, "n_experts");
+    checkPositiveInt(d.zeroExperts, "zero_experts", true);
+    checkPositiveInt(d.hashLayers, "hash_layers", true);
+    checkTopK(d.topK, d.nExperts);
     checkBoolean(d.routerBias, "router_bias");
+    if (d.expertFormat !== null) checkChoice(d.expertFormat, "expert_format", weightFormats());
   },
 };
 
@@ -178,6 +184,14 @@ export function modelDims(m) {
     throw new RangeError(`moe.dense.first must be at most n_layers = ${d.nLayers}, got `
                          + `${d.moe.dense.first}`);
   }
+  if (d.extraAttention && d.attentionPerLayer === null) {
+    throw new RangeError("extra_attention adds to a counted sublayer: give "
+                         + "attention_per_layer");
+  }
+  if (d.moe !== null && d.moe.hashLayers > moeLayers(d)) {
+    throw new RangeError(`moe.hash_layers must be at most the ${moeLayers(d)} MoE layers, got `
+                         + `${d.moe.hashLayers}`);
+  }
   if (d.linearAttention !== null && d.linearAttention.sublayers > attentionSublayers(d)) {
     throw new RangeError("linear_attention.sublayers must be at most the "
                          + `${attentionSublayers(d)} attention sublayers, got `
@@ -194,6 +208,13 @@ export function moeLayers(m) {
   if (dense === null) return m.nLayers;
   if (dense.first >= m.nLayers) return 0n;
   return (m.nLayers - dense.first + dense.moeEvery - 1n) / dense.moeEvery;
+}
+
+/** ModelDims.router_parameters for a model with experts: the (d_model, n_experts +
+ * zero_experts) matrix and its bias with router_bias. */
+function routerParameters(m) {
+  const rows = m.moe.nExperts + m.moe.zeroExperts;
+  return m.dModel * rows + (m.moe.routerBias ? rows : 0n);
 }
 
 /** ModelDims.attention_sublayers: n_attention, or n_layers when not given. */
@@ -223,8 +244,10 @@ export function ffnParametersPerLayer(m, active = false) {
   const moe = m.moe;
   if (moe === null) return countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
   const routerBias = moe.routerBias ? moe.nExperts : 0n;  // every token uses the router
+  // the router scores the zero experts too: a row each, and a bias with router_bias
+  const zeroRows = moe.zeroExperts * (m.dModel + (moe.routerBias ? 1n : 0n));
   return countMoeParameters(m.dModel, resolvedDff(m), moe.nExperts, active ? moe.topK : null,
-                            m.bias, m.gated) + sharedParameters(m) + routerBias;
+                            m.bias, m.gated) + sharedParameters(m) + routerBias + zeroRows;
 }
 
 /** ModelDims.shared_parameters: one MoE layer's shared experts and their gate. */
@@ -252,7 +275,7 @@ export function ffnParameters(m, active = false) {
  * (linear_attention.sublayers) counted at linear_attention.per_layer. */
 export function attentionParameters(m) {
   const perLayer = m.attentionPerLayer ?? countAttentionParameters(m.dModel, m.bias, m.kvDim);
-  const total = attentionSublayers(m) * perLayer;
+  const total = attentionSublayers(m) * perLayer + m.extraAttention;
   const linear = m.linearAttention;
   return linear === null ? total : total + linear.sublayers * (linear.perLayer - perLayer);
 }
@@ -292,7 +315,7 @@ export function ffnParts(m) {
   }
   const moe = moeLayers(m), {nExperts, topK} = m.moe;
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const router = m.dModel * nExperts + (m.moe.routerBias ? nExperts : 0n);
+  const router = routerParameters(m);
   return [["dense FFNs", (m.nLayers - moe) * denseFfnParameters(m)], ["router", moe * router],
           ["shared experts", moe * sharedParameters(m)],
           ["experts, active", moe * topK * expert],
@@ -307,7 +330,7 @@ export function parameterParts(m) {
   const perNorm = m.norm === "layer" ? 2n * m.dModel : m.dModel;  // gamma and beta, or gamma
   return [["FFN", ffnParameters(m)], ["attention", attentionParameters(m)],
           ["embeddings", (m.vocabSize + (m.nPositions ?? 0n)) * m.dModel],
-          ["norms", (2n * m.nLayers + 1n) * perNorm],
+          ["norms", (m.normsPerLayer * m.nLayers + 1n) * perNorm],
           ["head", m.tiedHead ? 0n : m.vocabSize * m.dModel], ["other", m.other]];
 }
 
@@ -318,6 +341,7 @@ export function ffnFlopsPerToken(m, backward = false) {
   }
   const {nExperts, topK, shared, dense: denseLayers} = m.moe;
   let perLayer = countMoeFlops(m.dModel, resolvedDff(m), nExperts, topK, 1n, m.gated, backward);
+  perLayer += (backward ? 6n : 2n) * m.dModel * m.moe.zeroExperts;  // the router's zero columns
   if (shared !== null) {
     perLayer += countFlops(m.dModel, shared.dFf, 1n, m.gated, backward);
     perLayer += (backward ? 6n : 2n) * m.dModel * (shared.gate ? 1n : 0n);
@@ -371,12 +395,17 @@ export function weightBytes(value) {
   return {numerator, denominator: 1n, fraction: false};
 }
 
-/** ffn.decode_bytes(m, batch=1, bytesPerValue): bytes the FFNs move for one decoded token.
+/** ffn.decode_bytes(m, batch=1, bytesPerValue, expertBytesPerValue): bytes the FFNs move for
+ * one decoded token; expertBytesPerValue (null: bytesPerValue) prices the routed experts'
+ * weight matrices alone (DeepSeek-V4's 4-bit experts).
  * A BigInt for one FFN per layer at a whole number of bytes a value (ffn: an int); else a
  * Number (ffn: a float), by the same double operations in the same order: a Fraction's
  * float is its correctly rounded quotient (Python's int / int, as exactRatio). */
-export function decodeBytes(m, bytesPerValue = 2n) {
+export function decodeBytes(m, bytesPerValue = 2n, expertBytesPerValue = null) {
   const {numerator: size, denominator: per, fraction} = weightBytes(bytesPerValue);
+  // expert_bytes_per_value: the routed experts' matrices alone (null: bytesPerValue)
+  const experts = expertBytesPerValue === null ? {numerator: size, denominator: per, fraction}
+    : weightBytes(expertBytesPerValue);
   const batch = 1n;
   const activations = 2n * batch * m.dModel;  // x read, y written
   const tooLarge = () => new RangeError(
@@ -390,8 +419,8 @@ export function decodeBytes(m, bytesPerValue = 2n) {
     return bytes;
   }
   const expert = countParameters(m.dModel, resolvedDff(m), m.bias, m.gated);
-  const {nExperts, topK, routerBias} = m.moe;
-  const router = m.dModel * nExperts + (routerBias ? nExperts : 0n);
+  const {nExperts, topK} = m.moe;
+  const router = routerParameters(m);
   const float = v => {  // Python's int + float converts the int first: OverflowError
     const x = Number(v);
     if (!Number.isFinite(x)) {
@@ -408,11 +437,20 @@ export function decodeBytes(m, bytesPerValue = 2n) {
   // last bit depends on the C library's log1p and expm1 (V8's differ from glibc's at about
   // 1 input in 1,000): no engine can pin that, the exact value can (issue 39 item 20).
   const read = float(topK);
-  // Python adds the ints to the float one at a time, each converted to a double first.
-  const weights = float(router) + read * float(expert) + float(sharedParameters(m));
   const moe = moeLayers(m);  // the dense FFNs: the leading ones and, with moe_every, between
+  // Python adds the ints to the float one at a time, each converted to a double first.
+  let weights, own = 0;
+  if (experts.numerator * per === size * experts.denominator) {  // one size for every value
+    weights = float(router) + read * float(expert) + float(sharedParameters(m));
+  } else {  // the experts' matrices at their own size; biases, router, shared experts not
+    const matrices = countParameters(m.dModel, resolvedDff(m), false, m.gated);
+    weights = float(router) + read * float(expert - matrices) + float(sharedParameters(m));
+    const expertsAt = moe * experts.numerator;  // Python's moe_layers * expert_size
+    own = (experts.fraction ? exactRatio(expertsAt, experts.denominator) : float(expertsAt))
+      * read * float(matrices);
+  }
   const dense = (m.nLayers - moe) * size * (denseFfnParameters(m) + activations);
-  const bytes = toFloat(moe * size) * (weights + float(activations)) + toFloat(dense);
+  const bytes = toFloat(moe * size) * (weights + float(activations)) + own + toFloat(dense);
   if (!Number.isFinite(bytes)) throw tooLarge();
   return bytes;
 }
@@ -420,8 +458,8 @@ export function decodeBytes(m, bytesPerValue = 2n) {
 /** Every number the model sizer shows, from dimensions modelDims has checked: the counts
  * (BigInt), the share and the bytes as above, and the bytes in GB, a Number as Python's
  * `bytes / 1e9` (an int too large for a double: refused, as Python's OverflowError). */
-export function sizeModel(m, bytesPerValue = 2n) {
-  const bytes = decodeBytes(m, bytesPerValue);
+export function sizeModel(m, bytesPerValue = 2n, expertBytesPerValue = null) {
+  const bytes = decodeBytes(m, bytesPerValue, expertBytesPerValue);
   const gigabytes = Number(bytes) / 1e9;
   if (!Number.isFinite(gigabytes)) {
     throw new RangeError(`decode_bytes: the bytes of ${m.name}, ${shortInt(bytes)}, pass the `
@@ -484,8 +522,8 @@ export function breakdownNumbers(m) {
  * prints ffn's numbers: ints with commas, the share to 4 decimals, bytes that are a float
  * (experts, or a fraction of a byte a weight) to none, GB to 3; "" where a row is hidden
  * (the active counts of a model without experts). */
-export function sizerNumbers(m, bytesPerValue = 2n) {
-  const size = sizeModel(m, bytesPerValue);
+export function sizerNumbers(m, bytesPerValue = 2n, expertBytesPerValue = null) {
+  const size = sizeModel(m, bytesPerValue, expertBytesPerValue);
   return {
     dFf: size.dFf.toString(),
     perLayer: formatInt(size.perLayer),

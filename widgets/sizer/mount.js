@@ -78,6 +78,12 @@ function controls(id, models, formats, parts, colors) {
         <select id="${id}-bytes" name="bytes">${formats.map(f =>
           `<option value="${escape(f.name)}">${escape(f.label)}</option>`).join("")}
           </select></div>
+      <div class="ffn-field ffn-field--wide"><label for="${id}-expertBytes">Format of the
+        routed experts' weights (DeepSeek-V4 ships them in 4 bits)</label>
+        <select id="${id}-expertBytes" name="expertBytes"><option value="">as the other
+          weights</option>${formats.map(f =>
+          `<option value="${escape(f.name)}">${escape(f.label)}</option>`).join("")}
+          </select></div>
       <p class="ffn-widget__note" data-note aria-live="polite"></p>
       <dl class="ffn-results" aria-live="polite">
         ${result("dFfShown", "Hidden width d_ff, as used")}
@@ -148,6 +154,8 @@ function fill(form, m) {
   input(form, "bias").checked = m.bias;
   input(form, "nExperts").value = m.moe?.nExperts ?? 1;
   input(form, "topK").value = m.moe?.topK ?? 1;
+  // the format the release stores its routed experts in (DeepSeek-V4: 4 bits); "": as the rest
+  input(form, "expertBytes").value = m.moe?.expertFormat ?? "";
 }
 
 // ---- read them: the fields as ffn.ModelDims would take them
@@ -215,7 +223,8 @@ function show(form, preset) {
   let m, shown;
   try {
     m = lab.modelDims(typedDims(form, preset, rule));
-    shown = lab.sizerNumbers(m, input(form, "bytes").value);  // a format's name
+    const expertBytes = input(form, "expertBytes").value || null;  // "": as the others
+    shown = lab.sizerNumbers(m, input(form, "bytes").value, expertBytes);  // formats' names
   } catch (error) {
     if (rule) input(form, "dFf").value = "";  // the rule's width: none for refused dimensions
     note.textContent = `Not a model ffn would count: ${error.message}.`;
