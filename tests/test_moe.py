@@ -672,7 +672,7 @@ def test_model_dims_mixture_fields() -> None:
     assert mixtral.total_parameters() - mixtral.active_parameters() == 32 * 6 * per_expert
     kw: dict[str, object] = {"name": "m", "d_model": 8, "d_ff": 16, "n_layers": 2,
                              "gated": True, "bias": False, "source": "s"}
-    with raises(ValueError, "n_experts and top_k go together, got 4 and None"):
-        ffn.ModelDims(**kw, n_experts=4)  # type: ignore[arg-type]
     with raises(ValueError, "top_k must be at most n_experts = 4, got 5"):
-        ffn.ModelDims(**kw, n_experts=4, top_k=5)  # type: ignore[arg-type]
+        ffn.ModelDims(**kw, moe=ffn.MoEDims(n_experts=4, top_k=5))  # type: ignore[arg-type]
+    with raises(TypeError, "moe must be a MoEDims or None, got int 4"):
+        ffn.ModelDims(**kw, moe=4)  # type: ignore[arg-type]

@@ -224,7 +224,10 @@ def test_backward_agrees_with_central_differences(
 ) -> None:
     x = data.draw(inputs(block, lead), label="x")
     h_pre = block.forward_trace(x).h_pre
-    if block.activation == "relu":  # finite differences are invalid at the kink
+    # At 0 relu has no derivative and relu2 (relu squared) no second one: a central difference
+    # there is off by about step/2 times the jump in the second derivative (1e-8 seen, where the
+    # tolerance below assumes a third derivative), so both stay away from their kink.
+    if block.activation in ("relu", "relu2"):
         assume(np.abs(h_pre).min() > 1e-3)
     R = np.random.default_rng(7).standard_normal(x.shape)  # loss = sum(y * R)
     dx = block.backward(R)
