@@ -69,7 +69,7 @@ import scipy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ffn
-import ffn.fast.kernels
+import ffn.fast.blocks
 
 try:
     import torch
@@ -580,7 +580,7 @@ def main() -> None:
     print(
         f"threads: BLAS {n_threads} ({how}), PyTorch "
         f"{torch.get_num_threads() if torch is not None else 'n/a'}; ffn's elementwise "
-        f"work: 1 in ffn.fast.FeedForward, {ffn.fast.kernels.THREADS} in ffn.fast's activations"
+        f"work: 1 in ffn.fast.FeedForward, {ffn.fast.blocks.THREADS} in ffn.fast's activations"
     )
     print(
         f"versions: Python {platform.python_version()}, numpy {np.__version__}, "

@@ -423,7 +423,7 @@ def test_thread_count_does_not_change_any_bit(name: str, monkeypatch: pytest.Mon
     x = np.random.default_rng(1).normal(scale=4.0, size=(5, 70_001))
     results = []
     for threads in (1, 2, 3):
-        monkeypatch.setattr(ffn.fast.kernels, "THREADS", threads)
+        monkeypatch.setattr(ffn.fast.blocks, "THREADS", threads)
         results.append((f(x), grad(x)))
     for value, slope in results[1:]:
         np.testing.assert_array_equal(value, results[0][0])
@@ -434,8 +434,8 @@ def test_errstate_reaches_every_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     # exp(-x**2 / 2) underflows for x = -40. With under="raise" the caller
     # asked for an error; it must come even when the underflow happens in the
     # last block, which another thread computes.
-    monkeypatch.setattr(ffn.fast.kernels, "THREADS", 2)
-    x = np.zeros(4 * ffn.fast.kernels.BLOCK_ELEMENTS)
+    monkeypatch.setattr(ffn.fast.blocks, "THREADS", 2)
+    x = np.zeros(4 * ffn.fast.blocks.BLOCK_ELEMENTS)
     x[-1] = -40.0
     ffn.fast.gelu_grad(x)  # silent by default
     with np.errstate(under="raise"), pytest.raises(FloatingPointError):

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ffn
-import ffn.fast.kernels
+import ffn.fast.blocks
 
 SAME_OPERATIONS = ("relu", "silu", "relu2")
 TOL = {np.dtype(np.float64): 1e-14, np.dtype(np.float32): 2e-6}
@@ -120,7 +120,7 @@ def test_forward_allocates_only_what_backward_keeps(dtype: type) -> None:
     item = np.dtype(dtype).itemsize
     hidden = n * d_ff * item  # one (N, d_ff) array
     small = 5 * n * d_model * item + 100_000  # x's copy, y, dy, dx, overhead
-    scratch = 2 * 8 * ffn.fast.kernels.BLOCK_ELEMENTS * item  # first call: per-thread slots
+    scratch = 2 * 8 * ffn.fast.blocks.BLOCK_ELEMENTS * item  # first call: per-thread slots
 
     _, first = traced_peak(lambda: block(x))
     assert 2 * hidden <= first <= 2 * hidden + scratch + small
@@ -130,7 +130,7 @@ def test_forward_allocates_only_what_backward_keeps(dtype: type) -> None:
     # per-block partial sums of db1 (one row of d_ff per block of rows).
     block.backward(np.ones_like(x))  # its scratch
     weights = 2 * d_model * d_ff * item
-    partial = hidden // (ffn.fast.kernels.BLOCK_ELEMENTS // d_ff)
+    partial = hidden // (ffn.fast.blocks.BLOCK_ELEMENTS // d_ff)
     _, backward = traced_peak(lambda: block.backward(np.ones_like(x)))
     assert hidden <= backward <= hidden + weights + partial + small
 

@@ -19,7 +19,8 @@ import numpy as np
 from ffn import feedforward as reference
 from ffn._layer import SavedPass, forward_pass, one_thread, quiet
 from ffn._validate import FloatArray
-from ffn.fast.kernels import BLOCK_ELEMENTS, for_each_block, get_activation, work_arrays
+from ffn.fast.blocks import BLOCK_ELEMENTS, for_each_block, work_arrays
+from ffn.fast.kernels import get_activation
 
 __all__ = ["FeedForward"]
 
