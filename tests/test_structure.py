@@ -9,6 +9,7 @@
 - The site's build (hooks/, ffn_docs/) does not import the test harness, even through another
   module: what both read (a page's blocks, its boxes) is ffn_docs/markdown_page.py's.
 - The pages' code shows readers no private name.
+- No module of `ffn` is longer than MAX_MODULE_LINES: a module holds one idea (issue 43).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ROOMS = ("ffn", "harness", "ffn_docs", "hooks", "tooling", "scripts", "widgets", "tests")
 FILES = [*sorted(p for room in ROOMS for p in (ROOT / room).rglob("*.py")), ROOT / "conftest.py"]
 SITE_BUILD = ("hooks", "ffn_docs")
+MAX_MODULE_LINES = 400  # issue 43: moe.py and the largest ffn module at most 400 lines
 # Dunder names (`__version__`, `__init__`) are Python's, not private.
 OWN = ("self", "cls", "super()")  # a class's own private names, and its bases'
 
@@ -231,3 +233,10 @@ def test_pages_show_no_private_name(path: Path) -> None:
             found += [f"{page.name}:{block.start + node.lineno}: {name}"  # type: ignore[attr-defined]
                       for name in names if private(name)]
     assert not found, "the page's code shows readers private names:\n" + "\n".join(found)
+
+
+def test_no_ffn_module_is_longer_than_the_limit() -> None:
+    lengths = {p.relative_to(ROOT).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+               for p in sorted((ROOT / "ffn").rglob("*.py"))}
+    long = {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES}
+    assert lengths and not long, f"ffn modules over {MAX_MODULE_LINES} lines: {long}"
