@@ -22,10 +22,15 @@ from ffn.inference import (
 )
 from scripts.figures._common import NARROW, layout, panels
 
+NEWEST = "DeepSeek-V4-Flash"
+"""The newest model in ffn.models, drawn beside gpt-oss-120b in both figures."""
+
 
 def models() -> tuple[ffn.ModelDims, ...]:
-    """The page's three models: GPT-2 small, LLaMA-3-8B, Mixtral 8x7B."""
-    return tuple(ffn.get_model(name) for name in ("GPT-2 small", "LLaMA-3-8B", "Mixtral 8x7B"))
+    """The page's three models, GPT-2 small, LLaMA-3-8B and Mixtral 8x7B, then gpt-oss-120b
+    and the newest model."""
+    names = ("GPT-2 small", "LLaMA-3-8B", "Mixtral 8x7B", "gpt-oss-120b", NEWEST)
+    return tuple(ffn.get_model(name) for name in names)
 
 
 def roofline() -> Figure:
@@ -42,7 +47,7 @@ def roofline() -> Figure:
     left.text(0.15, gpu.peak_flops / tera * 1.25, f"peak {gpu.peak_flops / tera:.1f} TFLOP/s",
               fontsize=10)
     left.text(1.5, 12.0, f"slope: {gpu.bandwidth / tera:.2f} TB/s", fontsize=10, rotation=33)
-    at_one = arithmetic_intensity(models()[1], 1)  # all three models: 1.00 to two decimals
+    at_one = arithmetic_intensity(models()[1], 1)  # all five models: 1.00 to two decimals
     left.plot([at_one], [gpu.attainable(at_one) / tera], "o", color=fg, fillstyle="none")
     left.annotate(f"batch 1: {at_one:.2f} FLOPs/byte,\n{gpu.attainable(at_one) / tera:.2f} "
                   "TFLOP/s", (at_one, gpu.attainable(at_one) / tera), xytext=(8, -22),
@@ -54,27 +59,34 @@ def roofline() -> Figure:
     left.set_ylabel("attainable TFLOP/s (bf16)")
     left.set_title(f"the roofline of one {gpu.name}", fontsize=10)
 
-    batches = np.unique(np.logspace(0, 13, 120, base=2).astype(int))  # 1 to 8192
-    for k, (m, marker) in enumerate(zip(models(), "os^", strict=True)):
+    # 1 to 65536: room right of DeepSeek-V4-Flash's critical batch, the largest, for its label
+    batches = np.unique(np.logspace(0, 16, 150, base=2).astype(int))
+    narrow = layout() is NARROW
+    # where each critical batch's label goes, in points: LLaMA-3-8B's and Mixtral's below the
+    # ridge line, in two rows (narrow, they are only two labels' widths apart); gpt-oss-120b's
+    # and DeepSeek-V4-Flash's cross close together, so one label is above the line, one below
+    marks = ((-28, 6), (5, -13), (5, -24), (-46, 6), (5, -13))
+    for k, (m, marker, offset) in enumerate(zip(models(), "os^Dv", marks, strict=True)):
         right.plot(batches, [arithmetic_intensity(m, int(b)) for b in batches],
                    color=f"C{k + 1}", label=m.name)
         b = critical_batch(m, gpu)
         right.plot([b], [arithmetic_intensity(m, b)], marker, color=fg, fillstyle="none")
-        right.annotate(f"{b:,}", (b, ridge), xytext=(-28, 6) if k == 0 else (5, -13),
-                       textcoords="offset points", fontsize=10)
-    right.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
+        right.annotate(f"{b:,}", (b, ridge), xytext=offset, textcoords="offset points",
+                       fontsize=10)
+    # every fourth power of two (narrow: fifth), so the labels do not touch
+    ticks = [32 ** k for k in range(4)] if narrow else [16 ** k for k in range(5)]
     right.set_xscale("log", base=2)
+    right.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    right.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
     right.set_yscale("log")
     right.set_xlabel("decode batch (tokens per step)")
     right.set_ylabel("FFN FLOPs per byte")
     right.set_title("the FFNs' intensity; marked: critical batch", fontsize=10)
-    right.legend(fontsize=10, loc="upper left")
+    # five labels: under both panels, where no curve or critical batch is
+    fig.legend(*right.get_legend_handles_labels(), fontsize=10, loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=2 if narrow else 3)
     fig.tight_layout()
     return fig
-
-
-NEWEST = "DeepSeek-V4-Flash"
-"""The newest model in ffn.models, drawn beside gpt-oss-120b in the prefill figure."""
 
 
 def prefill() -> Figure:
