@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 import ffn
 from ffn.inference import (
@@ -59,20 +60,19 @@ def roofline() -> Figure:
     left.set_ylabel("attainable TFLOP/s (bf16)")
     left.set_title(f"the roofline of one {gpu.name}", fontsize=10)
 
-    # 1 to 65536: room right of DeepSeek-V4-Flash's critical batch, the largest, for its label
+    # 1 to 65536: DeepSeek-V4-Flash's critical batch, the largest, well inside
     batches = np.unique(np.logspace(0, 16, 150, base=2).astype(int))
     narrow = layout() is NARROW
-    # where each critical batch's label goes, in points: LLaMA-3-8B's and Mixtral's below the
-    # ridge line, in two rows (narrow, they are only two labels' widths apart); gpt-oss-120b's
-    # and DeepSeek-V4-Flash's cross close together, so one label is above the line, one below
-    marks = ((-28, 6), (5, -13), (5, -24), (-46, 6), (5, -13))
-    for k, (m, marker, offset) in enumerate(zip(models(), "os^Dv", marks, strict=True)):
+    # each critical batch in the legend, beside its marker: five labels at the ridge line,
+    # two pairs of them less than a label's width apart, would overlap each other or the curves
+    handles = []
+    for k, (m, marker) in enumerate(zip(models(), "os^Dv", strict=True)):
         right.plot(batches, [arithmetic_intensity(m, int(b)) for b in batches],
-                   color=f"C{k + 1}", label=m.name)
+                   color=f"C{k + 1}")
         b = critical_batch(m, gpu)
         right.plot([b], [arithmetic_intensity(m, b)], marker, color=fg, fillstyle="none")
-        right.annotate(f"{b:,}", (b, ridge), xytext=offset, textcoords="offset points",
-                       fontsize=10)
+        handles.append(Line2D([], [], color=f"C{k + 1}", marker=marker, markeredgecolor=fg,
+                              fillstyle="none", label=f"{m.name}: {b:,}"))
     # every fourth power of two (narrow: fifth), so the labels do not touch
     ticks = [32 ** k for k in range(4)] if narrow else [16 ** k for k in range(5)]
     right.set_xscale("log", base=2)
@@ -82,9 +82,9 @@ def roofline() -> Figure:
     right.set_xlabel("decode batch (tokens per step)")
     right.set_ylabel("FFN FLOPs per byte")
     right.set_title("the FFNs' intensity; marked: critical batch", fontsize=10)
-    # five labels: under both panels, where no curve or critical batch is
-    fig.legend(*right.get_legend_handles_labels(), fontsize=10, loc="upper center",
-               bbox_to_anchor=(0.5, 0.0), ncol=2 if narrow else 3)
+    # five labels: under both panels, where no curve is
+    fig.legend(handles=handles, title="critical batch", fontsize=10, title_fontsize=10,
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1 if narrow else 3)
     fig.tight_layout()
     return fig
 
