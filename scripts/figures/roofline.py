@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 import ffn
 from ffn.inference import (
@@ -22,10 +23,15 @@ from ffn.inference import (
 )
 from scripts.figures._common import NARROW, layout, panels
 
+NEWEST = "DeepSeek-V4-Flash"
+"""The newest model in ffn.models, drawn beside gpt-oss-120b in both figures."""
+
 
 def models() -> tuple[ffn.ModelDims, ...]:
-    """The page's three models: GPT-2 small, LLaMA-3-8B, Mixtral 8x7B."""
-    return tuple(ffn.get_model(name) for name in ("GPT-2 small", "LLaMA-3-8B", "Mixtral 8x7B"))
+    """The page's three models, GPT-2 small, LLaMA-3-8B and Mixtral 8x7B, then gpt-oss-120b
+    and the newest model."""
+    names = ("GPT-2 small", "LLaMA-3-8B", "Mixtral 8x7B", "gpt-oss-120b", NEWEST)
+    return tuple(ffn.get_model(name) for name in names)
 
 
 def roofline() -> Figure:
@@ -42,7 +48,7 @@ def roofline() -> Figure:
     left.text(0.15, gpu.peak_flops / tera * 1.25, f"peak {gpu.peak_flops / tera:.1f} TFLOP/s",
               fontsize=10)
     left.text(1.5, 12.0, f"slope: {gpu.bandwidth / tera:.2f} TB/s", fontsize=10, rotation=33)
-    at_one = arithmetic_intensity(models()[1], 1)  # all three models: 1.00 to two decimals
+    at_one = arithmetic_intensity(models()[1], 1)  # all five models: 1.00 to two decimals
     left.plot([at_one], [gpu.attainable(at_one) / tera], "o", color=fg, fillstyle="none")
     left.annotate(f"batch 1: {at_one:.2f} FLOPs/byte,\n{gpu.attainable(at_one) / tera:.2f} "
                   "TFLOP/s", (at_one, gpu.attainable(at_one) / tera), xytext=(8, -22),
@@ -54,27 +60,33 @@ def roofline() -> Figure:
     left.set_ylabel("attainable TFLOP/s (bf16)")
     left.set_title(f"the roofline of one {gpu.name}", fontsize=10)
 
-    batches = np.unique(np.logspace(0, 13, 120, base=2).astype(int))  # 1 to 8192
-    for k, (m, marker) in enumerate(zip(models(), "os^", strict=True)):
+    # 1 to 65536: DeepSeek-V4-Flash's critical batch, the largest, well inside
+    batches = np.unique(np.logspace(0, 16, 150, base=2).astype(int))
+    narrow = layout() is NARROW
+    # each critical batch in the legend, beside its marker: five labels at the ridge line,
+    # two pairs of them less than a label's width apart, would overlap each other or the curves
+    handles = []
+    for k, (m, marker) in enumerate(zip(models(), "os^Dv", strict=True)):
         right.plot(batches, [arithmetic_intensity(m, int(b)) for b in batches],
-                   color=f"C{k + 1}", label=m.name)
+                   color=f"C{k + 1}")
         b = critical_batch(m, gpu)
         right.plot([b], [arithmetic_intensity(m, b)], marker, color=fg, fillstyle="none")
-        right.annotate(f"{b:,}", (b, ridge), xytext=(-28, 6) if k == 0 else (5, -13),
-                       textcoords="offset points", fontsize=10)
-    right.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
+        handles.append(Line2D([], [], color=f"C{k + 1}", marker=marker, markeredgecolor=fg,
+                              fillstyle="none", label=f"{m.name}: {b:,}"))
+    # every fourth power of two (narrow: fifth), so the labels do not touch
+    ticks = [32 ** k for k in range(4)] if narrow else [16 ** k for k in range(5)]
     right.set_xscale("log", base=2)
+    right.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    right.axhline(ridge, color=fg, linestyle=":", linewidth=1.0)
     right.set_yscale("log")
     right.set_xlabel("decode batch (tokens per step)")
     right.set_ylabel("FFN FLOPs per byte")
     right.set_title("the FFNs' intensity; marked: critical batch", fontsize=10)
-    right.legend(fontsize=10, loc="upper left")
+    # five labels: under both panels, where no curve is
+    fig.legend(handles=handles, title="critical batch", fontsize=10, title_fontsize=10,
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1 if narrow else 3)
     fig.tight_layout()
     return fig
-
-
-NEWEST = "DeepSeek-V4-Flash"
-"""The newest model in ffn.models, drawn beside gpt-oss-120b in the prefill figure."""
 
 
 def prefill() -> Figure:
