@@ -44,7 +44,8 @@ def roofline() -> Figure:
     ridge = gpu.ridge_point
     fg = left.xaxis.label.get_color()
     left.axvline(ridge, color=fg, linestyle=":", linewidth=1.0)
-    left.text(ridge * 1.15, 3.0, f"ridge point\n{ridge:.0f} FLOPs/byte", fontsize=10)
+    left.text(ridge / 1.15, 0.22, f"ridge point\n{ridge:.0f} FLOPs/byte", fontsize=10,
+              ha="right")  # left of the line: to its right it ran into the next panel
     left.text(0.15, gpu.peak_flops / tera * 1.25, f"peak {gpu.peak_flops / tera:.1f} TFLOP/s",
               fontsize=10)
     left.text(1.5, 12.0, f"slope: {gpu.bandwidth / tera:.2f} TB/s", fontsize=10, rotation=33)
