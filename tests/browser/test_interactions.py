@@ -182,7 +182,8 @@ def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Brow
     """On a phone, tabbing through the chapter with the most code blocks stops at every one
     that scrolls sideways, those below the fold too: Material makes a code block focusable
     only when it first scrolls into view, the page's script (overrides/main.html) every
-    overflowing one a few per frame after load."""
+    overflowing one a few per frame after load, and every one in a block the browser skips off
+    screen (content-visibility) until that block is drawn and can be read."""
     def blocks(url: str) -> int:  # code blocks outside solutions
         html = (site.dir / url / "index.html").read_text(encoding="utf-8")
         return re.sub(r"<details.*?</details>", "", html, flags=re.S).count(
@@ -215,6 +216,60 @@ def test_keyboard_reaches_every_overflowing_code_block(site: Site, browser: Brow
     missed = [text for text, _ in overflowing if text not in reached]
     assert not missed, (f"/{url}: tabbing never reached {len(missed)} of {len(overflowing)}"
                         f" overflowing blocks, first {missed[:2]}")
+
+
+# Each code block (outside closed solutions) that fits its column but is focusable, and how
+# many code blocks sit in a block the browser skips off screen (extra.css: content-visibility).
+FITTING_FOCUSABLE_JS = """() => {
+  const code = [...document.querySelectorAll("article pre > code")]
+    .filter(el => !el.closest("details:not([open])"));
+  const skippable = code.filter(el => getComputedStyle(el.closest(".md-typeset > *"))
+    .contentVisibility === "auto");
+  const fitting = code.filter(el => el.scrollWidth <= el.clientWidth
+                                    && el.scrollHeight <= el.clientHeight);
+  return [fitting.filter(el => el.tabIndex >= 0).map(el => el.textContent.slice(0, 60)),
+          skippable.length, fitting.length];
+}"""
+
+# Scrolls through the page half a screen at a time, two frames each, so that the browser
+# draws every skipped block once.
+SCROLL_THROUGH_JS = """async () => {
+  const frame = () => new Promise(resolve => requestAnimationFrame(resolve));
+  for (let y = 0; y < document.body.scrollHeight; y += innerHeight / 2) {
+    scrollTo(0, y);
+    await frame();
+    await frame();
+  }
+}"""
+
+
+def test_a_code_block_that_fits_leaves_the_tab_order_once_drawn(site: Site,
+                                                                browser: Browser) -> None:
+    """On a laptop most code blocks fit their column. The page's script makes those in a
+    block the browser skips off screen focusable until the block is drawn (it cannot read
+    their size before without laying them out), then reads them: once the reader has
+    scrolled through the page, no code block that fits is left in the tab order."""
+    def blocks(url: str) -> int:  # code blocks outside solutions
+        html = (site.dir / url / "index.html").read_text(encoding="utf-8")
+        return re.sub(r"<details.*?</details>", "", html, flags=re.S).count(
+            '<div class="highlight">')
+
+    url = max((p.url for p in sitetools.chapters()), key=blocks)
+    context = browser.new_context(base_url=site.base_url, viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(site.base_url + url, wait_until="load")
+        page.wait_for_function(SCROLLABLES_READY_JS)
+        page.evaluate(SCROLL_THROUGH_JS)
+        page.wait_for_function(SCROLLABLES_READY_JS)
+        focusable, skippable, fitting = page.evaluate(FITTING_FOCUSABLE_JS)
+    finally:
+        context.close()
+    assert skippable >= 5 and fitting >= 5, (
+        f"/{url}: {skippable} code blocks in skippable blocks, {fitting} that fit: the test"
+        " needs several of each")
+    assert not focusable, (f"/{url}: {len(focusable)} code blocks that fit stay focusable"
+                           f" after every block was drawn, first {focusable[:2]}")
 
 
 def representative_pages(site: Site, visits: list[Visit]) -> dict[str, str]:
